@@ -1,0 +1,90 @@
+# latsplit build. `make` builds the agent and tools into build/; see README.
+ARCH_TRIPLET := $(shell gcc -dumpmachine)
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+BUILD := build
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+
+CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
+	-Iinclude -I$(BUILD) -Iuser -D_GNU_SOURCE
+CFLAGS ?= -O2 -g
+LDLIBS := -lbpf -lelf -lz -lpthread
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+
+# The agent: every user/*.c; main.c is the entry point.
+AGENT_SRCS := $(wildcard user/*.c)
+AGENT_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(AGENT_SRCS))
+# What unit tests link: everything but the CLI and the BPF loader.
+LIB_SRCS := user/capture.c user/order.c user/format.c
+LIB_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+
+TOOLS := $(BUILD)/mock-engine $(BUILD)/loadgen
+BENCH_BINS := $(BUILD)/bench-capture
+
+.PHONY: all deps test unit integration demo bench vmlinux clean install
+all: $(BUILD)/latsplit $(TOOLS)
+
+deps:
+	@tools/install-deps.sh
+
+$(BUILD) $(BUILD)/user $(BUILD)/san $(BUILD)/tests:
+	@mkdir -p $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/*.bpf.h include/latsplit/*.h vmlinux/$(ARCH)/vmlinux.h | $(BUILD)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-Iinclude -Ivmlinux/$(ARCH) -I/usr/include/$(ARCH_TRIPLET) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/user/%.o: user/%.c $(SKELS) include/latsplit/*.h user/*.h | $(BUILD)/user
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/latsplit: $(AGENT_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/san/%.o: user/%.c include/latsplit/*.h user/*.h | $(BUILD)/san
+	$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -c $< -o $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_SAN_OBJS) | $(BUILD)/tests
+	$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(LIB_SAN_OBJS) -lcmocka -lz
+
+$(BUILD)/mock-engine: tools/mock-engine.c | $(BUILD)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread -lm
+
+$(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread
+
+$(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/capture.o $(BUILD)/user/order.o $(BUILD)/user/format.o
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
+
+test: deps all $(UNIT_BINS)
+	@tests/run.sh
+
+unit: $(UNIT_BINS)
+	@tests/run.sh --unit-only
+
+demo: deps all
+	@tools/demo.sh
+
+bench: deps all $(BENCH_BINS)
+	@tests/bench/run.sh
+
+vmlinux:
+	mkdir -p vmlinux/$(ARCH)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+
+PREFIX ?= /usr/local
+install: all
+	install -D -m 0755 $(BUILD)/latsplit $(DESTDIR)$(PREFIX)/bin/latsplit
+
+clean:
+	rm -rf $(BUILD)

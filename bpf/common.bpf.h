@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What every latsplit BPF object shares: the ring buffer, the per-CPU drop
+ * counters, the tracked-process and tracked-port filters, and the helpers to
+ * fill a record header. Each <domain>.bpf.c includes this; user space loads
+ * the first object and hands the same map fds to the others
+ * (bpf_map__reuse_fd), so all domains feed one ring buffer and one filter.
+ */
+#ifndef LATSPLIT_COMMON_BPF_H
+#define LATSPLIT_COMMON_BPF_H
+
+#include "latsplit/events.h"
+
+/* Filled by user space before load. */
+const volatile bool track_all = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by user space before load */
+} events SEC(".maps");
+
+/* Ring-buffer reservation failures, per CPU: a drop is never silent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+/* Tracked processes: tgid -> 1. Children are added at fork, in the kernel. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} tracked_tgids SEC(".maps");
+
+/* Tracked local TCP ports (host order) -> 1. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u16);
+	__type(value, __u8);
+} tracked_ports SEC(".maps");
+
+/* Known TCP connections: struct sock address -> conn. LRU so a connection
+ * whose destroy we never saw cannot fill the map. */
+struct conn_val {
+	__u64 conn_id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct conn_val);
+} conns SEC(".maps");
+
+/* tracked_ports values */
+#define PORT_USER 1 /* named with --port: never removed */
+#define PORT_AUTO 2 /* a tracked process listens on it */
+
+static __always_inline bool tgid_tracked(__u32 tgid)
+{
+	if (track_all)
+		return true;
+	return bpf_map_lookup_elem(&tracked_tgids, &tgid) != NULL;
+}
+
+static __always_inline void count_drop(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&drops, &zero);
+
+	if (n)
+		*n += 1; /* per-CPU slot: no atomics needed */
+}
+
+/* Reserve a record of `size` bytes, counting a failure as a drop. */
+static __always_inline void *reserve(__u32 size)
+{
+	void *rec = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!rec)
+		count_drop();
+	return rec;
+}
+
+/* Header for a record about the current task. */
+static __always_inline void fill_hdr(struct ls_hdr *h, __u16 type, __u16 size)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	h->type = type;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts = bpf_ktime_get_ns();
+	h->pid = id >> 32;
+	h->tid = (__u32)id;
+}
+
+#endif /* LATSPLIT_COMMON_BPF_H */

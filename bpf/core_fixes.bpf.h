@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * CO-RE accessors for fields that were renamed across kernel versions, so one
+ * object loads on old and new kernels alike.
+ */
+#ifndef LATSPLIT_CORE_FIXES_BPF_H
+#define LATSPLIT_CORE_FIXES_BPF_H
+
+#include <bpf/bpf_core_read.h>
+
+/* task_struct::state became __state in 5.14. */
+struct task_struct___o {
+	volatile long int state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __s64 task_state(struct task_struct *t)
+{
+	struct task_struct___o *old = (void *)t;
+
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ(old, state);
+}
+
+#endif /* LATSPLIT_CORE_FIXES_BPF_H */

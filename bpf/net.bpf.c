@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * TCP domain: connection state changes, retransmits, per-segment probes,
+ * resets and socket destruction, for connections of tracked processes.
+ *
+ * A connection is tracked when it is seen on a tracked local port (a port
+ * named with --port, or one a tracked process listens on: added here when the
+ * socket enters LISTEN), when a tracked process connects, or always with
+ * track_all. Tracked sockets get a conn_id that is never reused in a capture.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_endian.h>
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+
+__u64 next_conn_id = 0;
+
+static __always_inline void read_tuple(struct ls_tuple *t, const struct sock_common *skc)
+{
+	__u16 family = BPF_CORE_READ(skc, skc_family);
+
+	__builtin_memset(t, 0, sizeof(*t));
+	t->family = family;
+	t->sport = BPF_CORE_READ(skc, skc_num);
+	t->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
+	if (family == AF_INET) {
+		__u32 s = BPF_CORE_READ(skc, skc_rcv_saddr);
+		__u32 d = BPF_CORE_READ(skc, skc_daddr);
+
+		t->saddr[10] = t->saddr[11] = 0xff;
+		t->daddr[10] = t->daddr[11] = 0xff;
+		__builtin_memcpy(&t->saddr[12], &s, 4);
+		__builtin_memcpy(&t->daddr[12], &d, 4);
+	} else {
+		BPF_CORE_READ_INTO(&t->saddr, skc, skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(&t->daddr, skc, skc_v6_daddr.in6_u.u6_addr8);
+	}
+}
+
+static __always_inline bool port_tracked(__u16 port)
+{
+	return bpf_map_lookup_elem(&tracked_ports, &port) != NULL;
+}
+
+static __always_inline __u32 srtt_us(const struct sock *sk)
+{
+	const struct tcp_sock *tp = (const void *)sk;
+
+	return BPF_CORE_READ(tp, srtt_us) >> 3;
+}
+
+/* The conn_id of a tracked socket, creating it when the socket qualifies
+ * (`mine`: the current task is a tracked process acting on it). 0: untracked. */
+static __always_inline __u64 conn_get(const struct sock *sk, bool mine)
+{
+	__u64 key = (__u64)sk;
+	struct conn_val *v = bpf_map_lookup_elem(&conns, &key);
+	struct conn_val nv;
+
+	if (v)
+		return v->conn_id;
+	if (!track_all && !mine && !port_tracked(BPF_CORE_READ(sk, __sk_common.skc_num)))
+		return 0;
+	nv.conn_id = __sync_fetch_and_add(&next_conn_id, 1) + 1;
+	bpf_map_update_elem(&conns, &key, &nv, BPF_ANY);
+	return nv.conn_id;
+}
+
+static __always_inline void fill_sk(struct ls_hdr *h, __u16 type, __u16 size,
+				    __u64 *conn_id_out, __u64 *skaddr, __u64 conn_id,
+				    const struct sock *sk)
+{
+	fill_hdr(h, type, size);
+	*conn_id_out = conn_id;
+	*skaddr = (__u64)sk;
+}
+
+static __always_inline int handle_set_state(const struct sock *sk, int oldstate, int newstate)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ls_ev_tcp_state *e;
+	bool mine;
+	__u64 id;
+
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	/* listen(), connect() and close() run in the owner's context. */
+	mine = !track_all && (newstate == TCP_LISTEN || newstate == TCP_SYN_SENT) &&
+	       bpf_map_lookup_elem(&tracked_tgids, &tgid);
+	if (newstate == TCP_LISTEN && mine) {
+		__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
+		__u8 *cur = bpf_map_lookup_elem(&tracked_ports, &port);
+		__u8 val = PORT_AUTO;
+
+		if (!cur)
+			bpf_map_update_elem(&tracked_ports, &port, &val, BPF_ANY);
+	}
+	id = conn_get(sk, mine);
+	if (!id)
+		return 0;
+	if (oldstate == TCP_LISTEN && newstate == TCP_CLOSE) {
+		__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
+		__u8 *cur = bpf_map_lookup_elem(&tracked_ports, &port);
+
+		if (cur && *cur == PORT_AUTO)
+			bpf_map_delete_elem(&tracked_ports, &port);
+	}
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_sk(&e->h, LS_EV_TCP_STATE, sizeof(*e), &e->conn_id, &e->skaddr, id, sk);
+	read_tuple(&e->t, &sk->__sk_common);
+	e->oldstate = oldstate;
+	e->newstate = newstate;
+	e->srtt_us = srtt_us(sk);
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int handle_retransmit(const struct sock *sk, const struct sk_buff *skb)
+{
+	struct ls_ev_tcp_retrans *e;
+	struct tcp_skb_cb *cb;
+	__u64 id = conn_get(sk, false);
+
+	if (!id)
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_sk(&e->h, LS_EV_TCP_RETRANS, sizeof(*e), &e->conn_id, &e->skaddr, id, sk);
+	read_tuple(&e->t, &sk->__sk_common);
+	cb = (struct tcp_skb_cb *)&skb->cb[0];
+	e->state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	e->kind = LS_RETRANS_DATA;
+	e->segs = BPF_CORE_READ(cb, tcp_gso_segs);
+	if (e->segs == 0)
+		e->segs = 1;
+	e->seq = BPF_CORE_READ(cb, seq);
+	e->srtt_us = srtt_us(sk);
+	e->err = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* A SYN-ACK retransmitted for a request socket of a tracked listener. */
+static __always_inline int handle_retransmit_synack(const struct sock *sk,
+						    const struct request_sock *req)
+{
+	struct ls_ev_tcp_retrans *e;
+	__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
+
+	if (!track_all && !port_tracked(port))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_sk(&e->h, LS_EV_TCP_RETRANS, sizeof(*e), &e->conn_id, &e->skaddr, 0, sk);
+	read_tuple(&e->t, &req->__req_common);
+	e->t.sport = port; /* ireq_num */
+	e->state = TCP_SYN_RECV;
+	e->kind = LS_RETRANS_SYNACK;
+	e->segs = 1;
+	e->seq = 0;
+	e->srtt_us = 0;
+	e->err = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int handle_probe(struct sock *sk, const struct sk_buff *skb)
+{
+	const struct tcp_sock *tp = (const void *)sk;
+	struct ls_ev_tcp_probe *e;
+	unsigned char *head;
+	__u16 thoff;
+	__u8 doff_byte = 0;
+	__u32 seq = 0;
+	__u64 key = (__u64)sk;
+	struct conn_val *v = bpf_map_lookup_elem(&conns, &key);
+
+	if (!v)
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_sk(&e->h, LS_EV_TCP_PROBE, sizeof(*e), &e->conn_id, &e->skaddr, v->conn_id, sk);
+	e->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
+	e->snd_cwnd = BPF_CORE_READ(tp, snd_cwnd);
+	e->snd_una = BPF_CORE_READ(tp, snd_una);
+	e->snd_nxt = BPF_CORE_READ(tp, snd_nxt);
+	e->rcv_nxt = BPF_CORE_READ(tp, rcv_nxt);
+	e->snd_wnd = BPF_CORE_READ(tp, snd_wnd);
+	head = BPF_CORE_READ(skb, head);
+	thoff = BPF_CORE_READ(skb, transport_header);
+	bpf_probe_read_kernel(&doff_byte, 1, head + thoff + 12);
+	bpf_probe_read_kernel(&seq, 4, head + thoff + 4);
+	e->seq = bpf_ntohl(seq);
+	e->data_len = BPF_CORE_READ(skb, len) - ((doff_byte >> 4) * 4);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int handle_reset(const struct sock *sk, __u32 dir)
+{
+	struct ls_ev_tcp_reset *e;
+	__u64 id;
+
+	if (!sk)
+		return 0;
+	id = conn_get(sk, false);
+	if (!id)
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_sk(&e->h, LS_EV_TCP_RESET, sizeof(*e), &e->conn_id, &e->skaddr, id, sk);
+	read_tuple(&e->t, &sk->__sk_common);
+	e->dir = dir;
+	e->state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int handle_destroy(struct sock *sk)
+{
+	__u64 key = (__u64)sk;
+	struct conn_val *v = bpf_map_lookup_elem(&conns, &key);
+	struct ls_ev_tcp_destroy *e;
+	__u64 id;
+
+	if (!v)
+		return 0;
+	id = v->conn_id;
+	bpf_map_delete_elem(&conns, &key);
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_sk(&e->h, LS_EV_TCP_DESTROY, sizeof(*e), &e->conn_id, &e->skaddr, id, sk);
+	read_tuple(&e->t, &sk->__sk_common);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(inet_sock_set_state_btf, const struct sock *sk, int oldstate, int newstate)
+{
+	return handle_set_state(sk, oldstate, newstate);
+}
+
+SEC("raw_tp/inet_sock_set_state")
+int BPF_PROG(inet_sock_set_state_raw, const struct sock *sk, int oldstate, int newstate)
+{
+	return handle_set_state(sk, oldstate, newstate);
+}
+
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(tcp_retransmit_skb_btf, const struct sock *sk, const struct sk_buff *skb)
+{
+	return handle_retransmit(sk, skb);
+}
+
+SEC("raw_tp/tcp_retransmit_skb")
+int BPF_PROG(tcp_retransmit_skb_raw, const struct sock *sk, const struct sk_buff *skb)
+{
+	return handle_retransmit(sk, skb);
+}
+
+SEC("tp_btf/tcp_retransmit_synack")
+int BPF_PROG(tcp_retransmit_synack_btf, const struct sock *sk, const struct request_sock *req)
+{
+	return handle_retransmit_synack(sk, req);
+}
+
+SEC("raw_tp/tcp_retransmit_synack")
+int BPF_PROG(tcp_retransmit_synack_raw, const struct sock *sk, const struct request_sock *req)
+{
+	return handle_retransmit_synack(sk, req);
+}
+
+SEC("tp_btf/tcp_probe")
+int BPF_PROG(tcp_probe_btf, struct sock *sk, const struct sk_buff *skb)
+{
+	return handle_probe(sk, skb);
+}
+
+SEC("raw_tp/tcp_probe")
+int BPF_PROG(tcp_probe_raw, struct sock *sk, const struct sk_buff *skb)
+{
+	return handle_probe(sk, skb);
+}
+
+SEC("tp_btf/tcp_send_reset")
+int BPF_PROG(tcp_send_reset_btf, const struct sock *sk, const struct sk_buff *skb)
+{
+	return handle_reset(sk, LS_RESET_SENT);
+}
+
+SEC("raw_tp/tcp_send_reset")
+int BPF_PROG(tcp_send_reset_raw, const struct sock *sk, const struct sk_buff *skb)
+{
+	return handle_reset(sk, LS_RESET_SENT);
+}
+
+SEC("tp_btf/tcp_receive_reset")
+int BPF_PROG(tcp_receive_reset_btf, struct sock *sk)
+{
+	return handle_reset(sk, LS_RESET_RECEIVED);
+}
+
+SEC("raw_tp/tcp_receive_reset")
+int BPF_PROG(tcp_receive_reset_raw, struct sock *sk)
+{
+	return handle_reset(sk, LS_RESET_RECEIVED);
+}
+
+SEC("tp_btf/tcp_destroy_sock")
+int BPF_PROG(tcp_destroy_sock_btf, struct sock *sk)
+{
+	return handle_destroy(sk);
+}
+
+SEC("raw_tp/tcp_destroy_sock")
+int BPF_PROG(tcp_destroy_sock_raw, struct sock *sk)
+{
+	return handle_destroy(sk);
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Scheduler domain: context switches, wakeups and the process lifecycle of
+ * tracked processes. Children of tracked processes are tracked from their
+ * fork on, decided here in the kernel so no early event is missed.
+ * Each tracepoint has a tp_btf and a raw_tp program over one handler; user
+ * space autoloads one of the two after probing.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "common.bpf.h"
+#include "core_fixes.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+static __always_inline int handle_switch(struct task_struct *prev, struct task_struct *next)
+{
+	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
+	__u32 next_tgid = BPF_CORE_READ(next, tgid);
+	struct ls_ev_sched_switch *e;
+
+	if (!tgid_tracked(prev_tgid) && !tgid_tracked(next_tgid))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->h, LS_EV_SCHED_SWITCH, sizeof(*e));
+	e->h.pid = prev_tgid;
+	e->h.tid = BPF_CORE_READ(prev, pid);
+	e->next_pid = next_tgid;
+	e->next_tid = BPF_CORE_READ(next, pid);
+	e->prev_state = task_state(prev);
+	e->prev_prio = BPF_CORE_READ(prev, prio);
+	e->next_prio = BPF_CORE_READ(next, prio);
+	BPF_CORE_READ_STR_INTO(&e->prev_comm, prev, comm);
+	BPF_CORE_READ_STR_INTO(&e->next_comm, next, comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int handle_wakeup(struct task_struct *p, __u16 type)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct ls_ev_sched_wakeup *e;
+	__u64 id;
+
+	if (!tgid_tracked(tgid))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->h, type, sizeof(*e));
+	id = bpf_get_current_pid_tgid();
+	e->waker_pid = id >> 32;
+	e->waker_tid = (__u32)id;
+	e->h.pid = tgid;
+	e->h.tid = BPF_CORE_READ(p, pid);
+	e->target_cpu = BPF_CORE_READ(p, wake_cpu);
+	e->prio = BPF_CORE_READ(p, prio);
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int handle_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct ls_ev_proc_fork *e;
+	__u8 one = 1;
+
+	if (!tgid_tracked(ptgid) && !tgid_tracked(ctgid))
+		return 0;
+	if (!track_all && ctgid != ptgid)
+		bpf_map_update_elem(&tracked_tgids, &ctgid, &one, BPF_ANY);
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->h, LS_EV_PROC_FORK, sizeof(*e));
+	e->h.pid = ptgid;
+	e->h.tid = BPF_CORE_READ(parent, pid);
+	e->child_pid = ctgid;
+	e->child_tid = BPF_CORE_READ(child, pid);
+	BPF_CORE_READ_STR_INTO(&e->comm, child, comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int handle_exec(struct task_struct *p, __u32 old_tid,
+				       struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct ls_ev_proc_exec *e;
+	const char *filename;
+
+	if (!tgid_tracked(tgid))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->h, LS_EV_PROC_EXEC, sizeof(*e));
+	e->old_tid = old_tid;
+	e->pad = 0;
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	filename = BPF_CORE_READ(bprm, filename);
+	bpf_probe_read_kernel_str(&e->filename, sizeof(e->filename), filename);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int handle_exit(struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct ls_ev_proc_exit *e;
+	int live;
+
+	if (!tgid_tracked(tgid))
+		return 0;
+	/* signal->live is decremented before the tracepoint fires. */
+	live = BPF_CORE_READ(p, signal, live.counter);
+	if (live == 0 && !track_all)
+		bpf_map_delete_elem(&tracked_tgids, &tgid);
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->h, LS_EV_PROC_EXIT, sizeof(*e));
+	e->exit_code = BPF_CORE_READ(p, exit_code);
+	e->group_dead = live == 0;
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return handle_switch(prev, next);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return handle_switch(prev, next);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup_btf, struct task_struct *p)
+{
+	return handle_wakeup(p, LS_EV_SCHED_WAKEUP);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(sched_wakeup_raw, struct task_struct *p)
+{
+	return handle_wakeup(p, LS_EV_SCHED_WAKEUP);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
+{
+	return handle_wakeup(p, LS_EV_SCHED_WAKEUP_NEW);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
+{
+	return handle_wakeup(p, LS_EV_SCHED_WAKEUP_NEW);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sched_process_fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	return handle_fork(parent, child);
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(sched_process_fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	return handle_fork(parent, child);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return handle_exec(p, old_pid, bprm);
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(sched_process_exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return handle_exec(p, old_pid, bprm);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sched_process_exit_btf, struct task_struct *p)
+{
+	return handle_exit(p);
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(sched_process_exit_raw, struct task_struct *p)
+{
+	return handle_exit(p);
+}

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The event ABI: the one definition of every record that crosses from the
+ * kernel (bpf/) to user space (user/), and of the side records user space adds
+ * to a capture. Every record starts with struct ls_hdr; `size` is the whole
+ * record in bytes, so a reader can skip types it does not know. Fixed-size,
+ * explicit widths, little-endian as produced. Bump LS_ABI_VERSION on any
+ * incompatible change; add new types at the end of their range.
+ *
+ * Included by BPF C (after vmlinux.h, which provides __u8..__u64) and by user
+ * space (which gets them from <linux/types.h>).
+ */
+#ifndef LATSPLIT_EVENTS_H
+#define LATSPLIT_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define LS_ABI_VERSION 1
+
+#define LS_COMM_LEN 16
+#define LS_FILENAME_LEN 128
+
+/* Record types. 1..127 come from the kernel, 128.. from user space. */
+enum ls_type {
+	LS_EV_SCHED_SWITCH = 1,
+	LS_EV_SCHED_WAKEUP = 2,
+	LS_EV_SCHED_WAKEUP_NEW = 3,
+	LS_EV_PROC_FORK = 4,
+	LS_EV_PROC_EXEC = 5,
+	LS_EV_PROC_EXIT = 6,
+	LS_EV_TCP_STATE = 7,
+	LS_EV_TCP_RETRANS = 8,
+	LS_EV_TCP_PROBE = 9,
+	LS_EV_TCP_RESET = 10,
+	LS_EV_TCP_DESTROY = 11,
+	LS_EV_KERNEL_MAX,
+
+	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
+	LS_REC_DROPS = 129,     /* cumulative ring-buffer drops per CPU */
+	LS_REC_STATS = 130,     /* end-of-capture statistics */
+	LS_REC_MAX,
+};
+
+/* Common header of every record. ts is CLOCK_MONOTONIC ns. */
+struct ls_hdr {
+	__u16 type;
+	__u16 size;
+	__u32 cpu;
+	__u64 ts;
+	__u32 pid; /* tgid of the current task (or of the subject, see type) */
+	__u32 tid;
+};
+
+/* sched_switch: pid/tid are prev's; next_* the task switched in. */
+struct ls_ev_sched_switch {
+	struct ls_hdr h;
+	__u32 next_pid;
+	__u32 next_tid;
+	__s64 prev_state; /* TASK_* bits of prev; 0 = preempted while runnable */
+	__u32 prev_prio;
+	__u32 next_prio;
+	char prev_comm[LS_COMM_LEN];
+	char next_comm[LS_COMM_LEN];
+};
+
+/* sched_wakeup(_new): pid/tid are the woken task's; target_cpu its CPU. */
+struct ls_ev_sched_wakeup {
+	struct ls_hdr h;
+	__u32 target_cpu;
+	__u32 prio;
+	__u32 waker_pid;
+	__u32 waker_tid;
+	char comm[LS_COMM_LEN];
+};
+
+/* sched_process_fork: pid/tid are the parent's; child_* the new task. */
+struct ls_ev_proc_fork {
+	struct ls_hdr h;
+	__u32 child_pid;
+	__u32 child_tid;
+	char comm[LS_COMM_LEN];
+};
+
+/* sched_process_exec: pid/tid after exec; old_tid is the tid before. */
+struct ls_ev_proc_exec {
+	struct ls_hdr h;
+	__u32 old_tid;
+	__u32 pad;
+	char comm[LS_COMM_LEN];
+	char filename[LS_FILENAME_LEN];
+};
+
+/* sched_process_exit: one per exiting thread; group_dead when the last. */
+struct ls_ev_proc_exit {
+	struct ls_hdr h;
+	__s32 exit_code;
+	__u32 group_dead;
+	char comm[LS_COMM_LEN];
+};
+
+/*
+ * A TCP connection as seen from the local host. conn_id is assigned by BPF
+ * when the connection is first seen and never reused during a capture, so fd,
+ * sk address and port reuse cannot merge two connections.
+ * Addresses are IPv6 or IPv4-mapped (::ffff:a.b.c.d) in network byte order.
+ */
+struct ls_tuple {
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__u16 sport; /* host byte order; local port */
+	__u16 dport; /* host byte order; remote port */
+	__u16 family;
+	__u16 pad;
+};
+
+struct ls_ev_tcp_state {
+	struct ls_hdr h;
+	__u64 conn_id;
+	__u64 skaddr;
+	struct ls_tuple t;
+	__u32 oldstate;
+	__u32 newstate;
+	__u32 srtt_us;
+	__u32 pad;
+};
+
+/* tcp_retransmit_skb / tcp_retransmit_synack. */
+enum ls_retrans_kind { LS_RETRANS_DATA = 0, LS_RETRANS_SYNACK = 1 };
+
+struct ls_ev_tcp_retrans {
+	struct ls_hdr h;
+	__u64 conn_id;
+	__u64 skaddr;
+	struct ls_tuple t;
+	__u32 state;
+	__u32 kind;
+	__u32 segs; /* tcp_skb_pcount(): what TcpRetransSegs adds */
+	__u32 seq;
+	__u32 srtt_us;
+	__s32 err; /* transmit result where the kernel reports it, else 0 */
+};
+
+/* tcp_probe: one per segment received on a tracked connection. */
+struct ls_ev_tcp_probe {
+	struct ls_hdr h;
+	__u64 conn_id;
+	__u64 skaddr;
+	__u32 srtt_us;
+	__u32 snd_cwnd;
+	__u32 snd_una;
+	__u32 snd_nxt;
+	__u32 rcv_nxt;
+	__u32 snd_wnd;
+	__u32 data_len; /* payload bytes in this segment */
+	__u32 seq;
+};
+
+enum ls_reset_dir { LS_RESET_SENT = 0, LS_RESET_RECEIVED = 1 };
+
+struct ls_ev_tcp_reset {
+	struct ls_hdr h;
+	__u64 conn_id;
+	__u64 skaddr;
+	struct ls_tuple t;
+	__u32 dir;
+	__u32 state;
+};
+
+struct ls_ev_tcp_destroy {
+	struct ls_hdr h;
+	__u64 conn_id;
+	__u64 skaddr;
+	struct ls_tuple t;
+};
+
+/* ---- side records written by user space ---- */
+
+/* Variable size: cmdline (NUL-separated args) follows, cmdline_len bytes. */
+struct ls_rec_proc_info {
+	struct ls_hdr h; /* pid = the process */
+	__u32 ppid;
+	__u32 cmdline_len;
+	__u64 start_time; /* /proc/PID/stat starttime, clock ticks since boot */
+	char comm[LS_COMM_LEN];
+	char exe[256];
+	/* char cmdline[cmdline_len]; */
+};
+
+#define LS_MAX_CPUS 1024
+
+/* Variable size: ncpu counters follow. Cumulative since record start. */
+struct ls_rec_drops {
+	struct ls_hdr h;
+	__u32 ncpu;
+	__u32 pad;
+	__u64 total;
+	/* __u64 per_cpu[ncpu]; */
+};
+
+/* Last record of a capture. */
+struct ls_rec_stats {
+	struct ls_hdr h;
+	__u64 start_ts;
+	__u64 end_ts;
+	__u64 events;
+	__u64 ringbuf_drops;
+	__u64 writer_stalls;     /* times the consumer waited for the writer */
+	__u64 writer_stall_ns;   /* total time it waited */
+	__u64 per_type[32];      /* events by kernel type (index = type) */
+};
+
+#endif /* LATSPLIT_EVENTS_H */

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian/Ubuntu package that latsplit's build, tests and demo
+# need. Idempotent: when everything is present it checks and exits quietly.
+set -euo pipefail
+
+PKGS=(
+  make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
+  systemtap-sdt-dev libcmocka-dev libclang-rt-14-dev
+  nftables iproute2 python3 curl
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+# Ubuntu ships bpftool inside linux-tools; accept any working bpftool.
+if [[ " ${missing[*]} " == *" bpftool "* ]] && command -v bpftool >/dev/null &&
+   bpftool version >/dev/null 2>&1; then
+  missing=("${missing[@]/bpftool}")
+fi
+
+want=()
+for p in "${missing[@]}"; do [[ -n "$p" ]] && want+=("$p"); done
+[[ ${#want[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: missing packages: ${want[*]}; rerun as root (sudo $0)" >&2
+  exit 1
+fi
+echo "install-deps: installing ${want[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null

@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Capture file writer and reader (format: include/latsplit/capture.h).
+ * Owns the file format; nothing else in latsplit parses it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "capture.h"
+
+#define ALIGN8(x) (((x) + 7u) & ~(size_t)7u)
+
+static const struct {
+	const char *name;
+	size_t min_size;
+} type_info[LS_REC_MAX] = {
+	[LS_EV_SCHED_SWITCH] = {"sched_switch", sizeof(struct ls_ev_sched_switch)},
+	[LS_EV_SCHED_WAKEUP] = {"sched_wakeup", sizeof(struct ls_ev_sched_wakeup)},
+	[LS_EV_SCHED_WAKEUP_NEW] = {"sched_wakeup_new", sizeof(struct ls_ev_sched_wakeup)},
+	[LS_EV_PROC_FORK] = {"proc_fork", sizeof(struct ls_ev_proc_fork)},
+	[LS_EV_PROC_EXEC] = {"proc_exec", sizeof(struct ls_ev_proc_exec)},
+	[LS_EV_PROC_EXIT] = {"proc_exit", sizeof(struct ls_ev_proc_exit)},
+	[LS_EV_TCP_STATE] = {"tcp_state", sizeof(struct ls_ev_tcp_state)},
+	[LS_EV_TCP_RETRANS] = {"tcp_retrans", sizeof(struct ls_ev_tcp_retrans)},
+	[LS_EV_TCP_PROBE] = {"tcp_probe", sizeof(struct ls_ev_tcp_probe)},
+	[LS_EV_TCP_RESET] = {"tcp_reset", sizeof(struct ls_ev_tcp_reset)},
+	[LS_EV_TCP_DESTROY] = {"tcp_destroy", sizeof(struct ls_ev_tcp_destroy)},
+	[LS_REC_PROC_INFO] = {"proc_info", sizeof(struct ls_rec_proc_info)},
+	[LS_REC_DROPS] = {"drops", sizeof(struct ls_rec_drops)},
+	[LS_REC_STATS] = {"stats", sizeof(struct ls_rec_stats)},
+};
+
+size_t ls_record_min_size(__u16 type)
+{
+	return type < LS_REC_MAX ? type_info[type].min_size : 0;
+}
+
+const char *ls_type_name(__u16 type)
+{
+	if (type < LS_REC_MAX && type_info[type].name)
+		return type_info[type].name;
+	return "unknown";
+}
+
+static const struct {
+	__u64 bit;
+	const char *name;
+} source_names[] = {
+	{LS_SRC_SCHED, "sched"},
+	{LS_SRC_PROC, "proc"},
+	{LS_SRC_TCP_STATE, "tcp_state"},
+	{LS_SRC_TCP_RETRANS, "tcp_retransmit"},
+	{LS_SRC_TCP_SYNACK, "tcp_retransmit_synack"},
+	{LS_SRC_TCP_PROBE, "tcp_probe"},
+	{LS_SRC_TCP_RESET, "tcp_reset"},
+	{LS_SRC_TCP_DESTROY, "tcp_destroy"},
+	{LS_SRC_ATTACH_TP_BTF, "via:tp_btf"},
+};
+
+void ls_sources_str(__u64 bits, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(source_names) / sizeof(source_names[0]); i++) {
+		if (!(bits & source_names[i].bit))
+			continue;
+		int n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", source_names[i].name);
+		if (n < 0 || (size_t)n >= len - off)
+			break;
+		off += n;
+	}
+	if (!(bits & LS_SRC_ATTACH_TP_BTF) && bits && off < len)
+		snprintf(buf + off, len - off, "%svia:raw_tp", off ? "," : "");
+}
+
+static __u64 clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void ls_file_hdr_init(struct ls_file_hdr *hdr, int argc, char **argv)
+{
+	struct utsname u;
+	size_t off = 0;
+
+	memset(hdr, 0, sizeof(*hdr));
+	memcpy(hdr->magic, LS_FILE_MAGIC, 8);
+	hdr->version = LS_FILE_VERSION;
+	hdr->abi_version = LS_ABI_VERSION;
+	hdr->hdr_size = sizeof(*hdr);
+	hdr->ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	hdr->realtime_ns = clock_ns(CLOCK_REALTIME);
+	hdr->monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+	if (uname(&u) == 0) {
+		snprintf(hdr->hostname, sizeof(hdr->hostname), "%s", u.nodename);
+		snprintf(hdr->release, sizeof(hdr->release), "%s", u.release);
+		snprintf(hdr->machine, sizeof(hdr->machine), "%.31s", u.machine);
+	}
+	for (int i = 0; i < argc && off < sizeof(hdr->cmdline) - 1; i++) {
+		int n = snprintf(hdr->cmdline + off, sizeof(hdr->cmdline) - off, "%s%s",
+				 i ? " " : "", argv[i]);
+		if (n < 0)
+			break;
+		off += n;
+	}
+}
+
+static __u32 crc_of(const void *p, size_t len)
+{
+	return crc32(crc32(0, Z_NULL, 0), p, len);
+}
+
+/* ------------------------------------------------------------------ writer */
+
+struct block {
+	unsigned char *buf;
+	size_t len;
+	__u32 nrec;
+	__u64 ts_first, ts_last;
+	bool last;
+};
+
+struct ls_writer {
+	int fd;
+	int level;
+	size_t block_size;
+	int nblocks;
+	struct block *blocks;
+	struct block *cur;
+
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* FIFO of full blocks (indices), and a stack of free ones. */
+	int *full, nfull, full_head;
+	int *free_list, nfree;
+	bool stopping;
+
+	unsigned char *zbuf;
+	size_t zcap;
+	__u64 seq;
+	struct ls_writer_stats st;
+};
+
+static int write_all(int fd, const void *p, size_t len)
+{
+	const unsigned char *c = p;
+
+	while (len) {
+		ssize_t n = write(fd, c, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Compresses and writes one block as a frame (writer thread). */
+static int write_frame(struct ls_writer *w, struct block *b)
+{
+	struct ls_frame_hdr fh;
+	uLongf zlen = w->zcap;
+	int err;
+
+	if (compress2(w->zbuf, &zlen, b->buf, b->len, w->level) != Z_OK)
+		return -ENOMEM;
+	memset(&fh, 0, sizeof(fh));
+	fh.magic = LS_FRAME_MAGIC;
+	fh.flags = b->last ? LS_FRAME_F_LAST : 0;
+	fh.comp_len = zlen;
+	fh.raw_len = b->len;
+	fh.nrec = b->nrec;
+	fh.data_crc = crc_of(w->zbuf, zlen);
+	fh.seq = w->seq++;
+	fh.ts_first = b->ts_first;
+	fh.ts_last = b->ts_last;
+	fh.hdr_crc = crc_of(&fh, offsetof(struct ls_frame_hdr, hdr_crc));
+	err = write_all(w->fd, &fh, sizeof(fh));
+	if (!err)
+		err = write_all(w->fd, w->zbuf, zlen);
+	if (!err) {
+		w->st.frames++;
+		w->st.file_bytes += sizeof(fh) + zlen;
+	}
+	return err;
+}
+
+static void *writer_main(void *arg)
+{
+	struct ls_writer *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->nfull && !w->stopping)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (!w->nfull)
+			break;
+		int idx = w->full[w->full_head];
+		w->full_head = (w->full_head + 1) % w->nblocks;
+		w->nfull--;
+		pthread_mutex_unlock(&w->lock);
+
+		struct block *b = &w->blocks[idx];
+		int err = w->st.error ? 0 : write_frame(w, b);
+
+		pthread_mutex_lock(&w->lock);
+		if (err && !w->st.error)
+			w->st.error = err;
+		b->len = 0;
+		b->nrec = 0;
+		b->last = false;
+		w->free_list[w->nfree++] = idx;
+		pthread_cond_broadcast(&w->cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Takes a free block, waiting (and counting the wait) if none is free. */
+static struct block *take_block(struct ls_writer *w)
+{
+	struct block *b;
+
+	pthread_mutex_lock(&w->lock);
+	if (!w->nfree) {
+		__u64 t0 = clock_ns(CLOCK_MONOTONIC);
+
+		w->st.stalls++;
+		while (!w->nfree)
+			pthread_cond_wait(&w->cond, &w->lock);
+		w->st.stall_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+	}
+	b = &w->blocks[w->free_list[--w->nfree]];
+	pthread_mutex_unlock(&w->lock);
+	return b;
+}
+
+static void submit_block(struct ls_writer *w, struct block *b)
+{
+	pthread_mutex_lock(&w->lock);
+	w->full[(w->full_head + w->nfull) % w->nblocks] = (int)(b - w->blocks);
+	w->nfull++;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+int ls_writer_open(struct ls_writer **out, const char *path, const struct ls_file_hdr *hdr,
+		   const struct ls_writer_opts *opts)
+{
+	struct ls_writer *w = calloc(1, sizeof(*w));
+	struct ls_file_hdr h = *hdr;
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	w->level = opts && opts->zlib_level ? opts->zlib_level : 1;
+	w->block_size = opts && opts->block_size ? opts->block_size : 1u << 20;
+	w->nblocks = opts && opts->nblocks ? opts->nblocks : 8;
+	if (w->block_size > LS_FRAME_MAX_RAW || w->nblocks < 2) {
+		free(w);
+		return -EINVAL;
+	}
+	w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (w->fd < 0) {
+		err = -errno;
+		free(w);
+		return err;
+	}
+	w->blocks = calloc(w->nblocks, sizeof(*w->blocks));
+	w->full = calloc(w->nblocks, sizeof(int));
+	w->free_list = calloc(w->nblocks, sizeof(int));
+	w->zcap = compressBound(w->block_size);
+	w->zbuf = malloc(w->zcap);
+	if (!w->blocks || !w->full || !w->free_list || !w->zbuf)
+		goto nomem;
+	for (int i = 0; i < w->nblocks; i++) {
+		w->blocks[i].buf = malloc(w->block_size);
+		if (!w->blocks[i].buf)
+			goto nomem;
+		w->free_list[w->nfree++] = i;
+	}
+	h.crc = crc_of(&h, offsetof(struct ls_file_hdr, crc));
+	err = write_all(w->fd, &h, sizeof(h));
+	if (err)
+		goto fail;
+	w->st.file_bytes = sizeof(h);
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->cur = &w->blocks[w->free_list[--w->nfree]];
+	if (pthread_create(&w->thread, NULL, writer_main, w)) {
+		err = -EAGAIN;
+		goto fail;
+	}
+	*out = w;
+	return 0;
+nomem:
+	err = -ENOMEM;
+fail:
+	close(w->fd);
+	unlink(path);
+	for (int i = 0; w->blocks && i < w->nblocks; i++)
+		free(w->blocks[i].buf);
+	free(w->blocks);
+	free(w->full);
+	free(w->free_list);
+	free(w->zbuf);
+	free(w);
+	return err;
+}
+
+int ls_writer_append(struct ls_writer *w, const struct ls_hdr *rec)
+{
+	size_t len = rec->size;
+	size_t alen = ALIGN8(len);
+	struct block *b = w->cur;
+	struct ls_hdr *dst;
+
+	if (len < sizeof(*rec) || alen > 0xffff || alen > w->block_size)
+		return -EINVAL;
+	if (b->len + alen > w->block_size) {
+		submit_block(w, b);
+		b = w->cur = take_block(w);
+	}
+	dst = (struct ls_hdr *)(b->buf + b->len);
+	memcpy(dst, rec, len);
+	memset((unsigned char *)dst + len, 0, alen - len);
+	dst->size = alen;
+	if (!b->nrec || rec->ts < b->ts_first)
+		b->ts_first = rec->ts;
+	if (!b->nrec || rec->ts > b->ts_last)
+		b->ts_last = rec->ts;
+	b->len += alen;
+	b->nrec++;
+	w->st.records++;
+	w->st.raw_bytes += alen;
+	return w->st.error;
+}
+
+int ls_writer_flush(struct ls_writer *w)
+{
+	if (!w->cur->nrec)
+		return w->st.error;
+	submit_block(w, w->cur);
+	w->cur = take_block(w);
+	return w->st.error;
+}
+
+void ls_writer_stats(struct ls_writer *w, struct ls_writer_stats *st)
+{
+	pthread_mutex_lock(&w->lock);
+	*st = w->st;
+	pthread_mutex_unlock(&w->lock);
+}
+
+int ls_writer_close(struct ls_writer *w, const struct ls_hdr *trailer, struct ls_writer_stats *st)
+{
+	int err;
+
+	if (trailer) {
+		ls_writer_flush(w);
+		ls_writer_append(w, trailer);
+	}
+	w->cur->last = true;
+	submit_block(w, w->cur);
+	pthread_mutex_lock(&w->lock);
+	w->stopping = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	if (!w->st.error && fsync(w->fd) && errno != EINVAL)
+		w->st.error = -errno;
+	if (close(w->fd) && !w->st.error)
+		w->st.error = -errno;
+	err = w->st.error;
+	if (st)
+		*st = w->st;
+	for (int i = 0; i < w->nblocks; i++)
+		free(w->blocks[i].buf);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	free(w->blocks);
+	free(w->full);
+	free(w->free_list);
+	free(w->zbuf);
+	free(w);
+	return err;
+}
+
+/* ------------------------------------------------------------------ reader */
+
+struct ls_reader {
+	const unsigned char *map;
+	size_t size;
+	size_t off; /* next frame header */
+	struct ls_file_hdr hdr;
+	__u64 next_seq;
+
+	unsigned char *raw;   /* current frame, decompressed */
+	size_t raw_len, raw_off;
+	__u32 raw_nrec, raw_seen;
+	__u64 cur_span;
+	bool done;
+	struct ls_reader_stats st;
+};
+
+int ls_reader_open(struct ls_reader **out, const char *path, char *err, size_t errlen)
+{
+	struct ls_reader *r;
+	struct stat sb;
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return e;
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if ((size_t)sb.st_size < sizeof(struct ls_file_hdr)) {
+		snprintf(err, errlen,
+			 "%s: not a latsplit capture: %lld bytes, shorter than a header (%zu); "
+			 "was record stopped before it started?",
+			 path, (long long)sb.st_size, sizeof(struct ls_file_hdr));
+		close(fd);
+		return -EINVAL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		close(fd);
+		return -ENOMEM;
+	}
+	r->size = sb.st_size;
+	r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (r->map == MAP_FAILED) {
+		e = -errno;
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		free(r);
+		return e;
+	}
+	memcpy(&r->hdr, r->map, sizeof(r->hdr));
+	if (memcmp(r->hdr.magic, LS_FILE_MAGIC, 8)) {
+		snprintf(err, errlen, "%s: not a latsplit capture (bad magic)", path);
+		e = -EINVAL;
+	} else if (r->hdr.version != LS_FILE_VERSION) {
+		snprintf(err, errlen,
+			 "%s: capture format version %u; this latsplit reads version %u: use a "
+			 "matching latsplit",
+			 path, r->hdr.version, LS_FILE_VERSION);
+		e = -EPROTO;
+	} else if (r->hdr.crc != crc_of(&r->hdr, offsetof(struct ls_file_hdr, crc))) {
+		snprintf(err, errlen, "%s: capture header damaged (CRC mismatch); the file is corrupt",
+			 path);
+		e = -EBADMSG;
+	} else if (r->hdr.abi_version != LS_ABI_VERSION) {
+		snprintf(err, errlen, "%s: event ABI version %u; this latsplit reads %u", path,
+			 r->hdr.abi_version, LS_ABI_VERSION);
+		e = -EPROTO;
+	} else {
+		r->hdr.hostname[sizeof(r->hdr.hostname) - 1] = '\0';
+		r->hdr.release[sizeof(r->hdr.release) - 1] = '\0';
+		r->hdr.machine[sizeof(r->hdr.machine) - 1] = '\0';
+		r->hdr.cmdline[sizeof(r->hdr.cmdline) - 1] = '\0';
+		r->off = sizeof(r->hdr);
+		*out = r;
+		return 0;
+	}
+	munmap((void *)r->map, r->size);
+	free(r);
+	return e;
+}
+
+const struct ls_file_hdr *ls_reader_header(const struct ls_reader *r)
+{
+	return &r->hdr;
+}
+
+const struct ls_reader_stats *ls_reader_stats(const struct ls_reader *r)
+{
+	return &r->st;
+}
+
+static bool frame_hdr_valid(const struct ls_frame_hdr *fh)
+{
+	return fh->magic == LS_FRAME_MAGIC &&
+	       fh->hdr_crc == crc_of(fh, offsetof(struct ls_frame_hdr, hdr_crc)) &&
+	       fh->raw_len <= LS_FRAME_MAX_RAW && fh->comp_len <= compressBound(LS_FRAME_MAX_RAW) &&
+	       fh->ts_last >= fh->ts_first;
+}
+
+static void lose_frame(struct ls_reader *r, const struct ls_frame_hdr *fh)
+{
+	r->st.records_lost += fh->nrec;
+	r->st.lost_ns += fh->ts_last - fh->ts_first;
+}
+
+/* Finds the next valid frame header at or after `from`; SIZE_MAX if none. */
+static size_t resync(struct ls_reader *r, size_t from)
+{
+	const __u32 magic = LS_FRAME_MAGIC;
+
+	while (from + sizeof(struct ls_frame_hdr) <= r->size) {
+		const unsigned char *p = memmem(r->map + from, r->size - from, &magic, 4);
+		struct ls_frame_hdr fh;
+
+		if (!p)
+			break;
+		from = p - r->map;
+		if (from + sizeof(fh) > r->size)
+			break;
+		memcpy(&fh, p, sizeof(fh));
+		if (frame_hdr_valid(&fh))
+			return from;
+		from++;
+	}
+	return SIZE_MAX;
+}
+
+/* Loads the next good frame into r->raw. false at end of file. */
+static bool load_frame(struct ls_reader *r)
+{
+	struct ls_frame_hdr fh;
+
+	while (!r->done) {
+		size_t left = r->size - r->off;
+
+		if (left == 0)
+			break;
+		if (left < sizeof(fh)) {
+			r->st.truncated = true;
+			r->st.truncated_at = r->off;
+			r->st.bytes_skipped += left;
+			break;
+		}
+		memcpy(&fh, r->map + r->off, sizeof(fh));
+		if (!frame_hdr_valid(&fh)) {
+			size_t next = resync(r, r->off + 1);
+
+			r->st.frames_bad++;
+			if (next == SIZE_MAX) {
+				/* No whole frame follows: a cut or garbage tail. */
+				r->st.truncated = true;
+				r->st.truncated_at = r->off;
+				r->st.bytes_skipped += left;
+				break;
+			}
+			r->st.bytes_skipped += next - r->off;
+			r->off = next;
+			continue;
+		}
+		if (fh.comp_len > left - sizeof(fh)) {
+			r->st.truncated = true;
+			r->st.truncated_at = r->off;
+			r->st.bytes_skipped += left;
+			lose_frame(r, &fh);
+			break;
+		}
+		const unsigned char *data = r->map + r->off + sizeof(fh);
+		size_t next_off = r->off + sizeof(fh) + fh.comp_len;
+		uLongf rawlen = fh.raw_len;
+
+		if (fh.seq != r->next_seq)
+			r->st.seq_gap = true;
+		r->next_seq = fh.seq + 1;
+		if (crc_of(data, fh.comp_len) != fh.data_crc ||
+		    !(r->raw = realloc(r->raw, fh.raw_len ? fh.raw_len : 1)) ||
+		    uncompress(r->raw, &rawlen, data, fh.comp_len) != Z_OK || rawlen != fh.raw_len) {
+			r->st.frames_bad++;
+			r->st.bytes_skipped += next_off - r->off;
+			lose_frame(r, &fh);
+			r->off = next_off;
+			continue;
+		}
+		r->off = next_off;
+		r->raw_len = rawlen;
+		r->raw_off = 0;
+		r->raw_nrec = fh.nrec;
+		r->raw_seen = 0;
+		r->cur_span = fh.ts_last - fh.ts_first;
+		r->st.frames_ok++;
+		r->st.last_good_seq = fh.seq;
+		if (fh.flags & LS_FRAME_F_LAST)
+			r->st.complete = true;
+		return true;
+	}
+	r->done = true;
+	return false;
+}
+
+int ls_reader_next(struct ls_reader *r, const struct ls_hdr **rec)
+{
+	for (;;) {
+		if (r->raw_seen < r->raw_nrec) {
+			size_t left = r->raw_len - r->raw_off;
+			const struct ls_hdr *h = (const struct ls_hdr *)(r->raw + r->raw_off);
+
+			/* A CRC-good frame with a bad record: the writer was broken
+			 * or the CRC collided. Distrust the rest of the frame. */
+			if (left < sizeof(*h) || h->size < sizeof(*h) || h->size > left ||
+			    (h->size & 7) || h->size < ls_record_min_size(h->type)) {
+				r->st.frames_bad++;
+				r->st.frames_ok--;
+				r->st.records_lost += r->raw_nrec - r->raw_seen;
+				r->raw_seen = r->raw_nrec;
+				continue;
+			}
+			r->raw_off += h->size;
+			r->raw_seen++;
+			r->st.records++;
+			*rec = h;
+			return 1;
+		}
+		if (!load_frame(r))
+			return 0;
+	}
+}
+
+void ls_reader_loss_line(const struct ls_reader *r, char *buf, size_t len)
+{
+	const struct ls_reader_stats *s = &r->st;
+	size_t off = 0;
+
+	buf[0] = '\0';
+#define ADD(...)                                                                 \
+	do {                                                                     \
+		if (off < len) {                                                 \
+			int n_ = snprintf(buf + off, len - off, __VA_ARGS__);    \
+			if (n_ > 0)                                              \
+				off += n_;                                       \
+		}                                                                \
+	} while (0)
+	if (s->frames_bad)
+		ADD("%llu damaged frame region(s) skipped; ", (unsigned long long)s->frames_bad);
+	if (s->truncated)
+		ADD("capture truncated at byte %llu after frame %llu; ",
+		    (unsigned long long)s->truncated_at, (unsigned long long)s->last_good_seq);
+	if (s->records_lost || s->lost_ns)
+		ADD("%llu events (%.3f s) lost; ", (unsigned long long)s->records_lost,
+		    s->lost_ns / 1e9);
+	if (s->bytes_skipped)
+		ADD("%llu bytes unreadable; ", (unsigned long long)s->bytes_skipped);
+	if (s->seq_gap)
+		ADD("frame numbers jump: whole frames are missing; ");
+	if (!s->complete)
+		ADD("no end-of-capture trailer (recording was killed or the file was cut)");
+	else if (off >= 2 && off < len)
+		buf[off - 2] = '\0';
+#undef ADD
+}
+
+void ls_reader_close(struct ls_reader *r)
+{
+	if (!r)
+		return;
+	munmap((void *)r->map, r->size);
+	free(r->raw);
+	free(r);
+}

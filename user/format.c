@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Text and JSON rendering of records (see format.h).
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "capture.h"
+#include "format.h"
+
+static const char *const tcp_states[] = {
+	[1] = "ESTABLISHED", [2] = "SYN_SENT",  [3] = "SYN_RECV",   [4] = "FIN_WAIT1",
+	[5] = "FIN_WAIT2",   [6] = "TIME_WAIT", [7] = "CLOSE",      [8] = "CLOSE_WAIT",
+	[9] = "LAST_ACK",    [10] = "LISTEN",   [11] = "CLOSING",   [12] = "NEW_SYN_RECV",
+};
+
+const char *ls_tcp_state_name(__u32 state)
+{
+	if (state < sizeof(tcp_states) / sizeof(tcp_states[0]) && tcp_states[state])
+		return tcp_states[state];
+	return "UNKNOWN";
+}
+
+void ls_addr_str(const __u8 addr[16], __u16 port, char *buf, size_t len)
+{
+	static const __u8 v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	char ip[INET6_ADDRSTRLEN];
+
+	if (!memcmp(addr, v4mapped, 12)) {
+		inet_ntop(AF_INET, addr + 12, ip, sizeof(ip));
+		snprintf(buf, len, "%s:%u", ip, port);
+	} else {
+		inet_ntop(AF_INET6, addr, ip, sizeof(ip));
+		snprintf(buf, len, "[%s]:%u", ip, port);
+	}
+}
+
+/* Copies a fixed-size kernel string, stopping at NUL or the buffer end, and
+ * makes it safe for both text and JSON (no quotes, backslashes, controls). */
+static void safe_str(char *dst, size_t dlen, const char *src, size_t slen)
+{
+	size_t i;
+
+	for (i = 0; i < slen && i + 1 < dlen && src[i]; i++) {
+		unsigned char c = src[i];
+		dst[i] = (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') ? '?' : c;
+	}
+	dst[i] = '\0';
+}
+#define SAFE(dst, field) safe_str(dst, sizeof(dst), field, sizeof(field))
+
+void ls_format_header(FILE *out, const struct ls_file_hdr *h, bool json)
+{
+	char sources[512], when[64];
+	time_t secs = h->realtime_ns / 1000000000ull;
+	struct tm tm;
+
+	ls_sources_str(h->sources, sources, sizeof(sources));
+	gmtime_r(&secs, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (json) {
+		char host[80], rel[80], cmd[600];
+
+		SAFE(host, h->hostname);
+		SAFE(rel, h->release);
+		SAFE(cmd, h->cmdline);
+		fprintf(out,
+			"{\"type\":\"header\",\"version\":%u,\"abi\":%u,\"host\":\"%s\","
+			"\"kernel\":\"%s\",\"ncpus\":%u,\"realtime_ns\":%llu,\"monotonic_ns\":%llu,"
+			"\"sources\":\"%s\",\"track_all\":%s,\"cmdline\":\"%s\"}\n",
+			h->version, h->abi_version, host, rel, h->ncpus,
+			(unsigned long long)h->realtime_ns, (unsigned long long)h->monotonic_ns,
+			sources, h->track_all ? "true" : "false", cmd);
+		return;
+	}
+	fprintf(out, "# latsplit capture v%u (event ABI %u)\n", h->version, h->abi_version);
+	fprintf(out, "# host: %s  kernel: %s  arch: %s  cpus: %u\n", h->hostname, h->release,
+		h->machine, h->ncpus);
+	fprintf(out, "# started: %s (monotonic %llu.%09llu)\n", when,
+		(unsigned long long)(h->monotonic_ns / 1000000000ull),
+		(unsigned long long)(h->monotonic_ns % 1000000000ull));
+	fprintf(out, "# tracking: %s\n", h->track_all ? "all processes" : "selected processes");
+	fprintf(out, "# sources: %s\n", sources);
+	fprintf(out, "# command: %s\n", h->cmdline);
+}
+
+static void tuple_strs(const struct ls_tuple *t, char *l, char *r, size_t len)
+{
+	ls_addr_str(t->saddr, t->sport, l, len);
+	ls_addr_str(t->daddr, t->dport, r, len);
+}
+
+/* Fields after the common prefix, as text (json=false) or JSON members. */
+static void body(FILE *out, const struct ls_hdr *rec, bool json)
+{
+	char a[64], b[64], c1[LS_COMM_LEN + 1], c2[LS_COMM_LEN + 1];
+#define KV(jfmt, tfmt, ...) fprintf(out, json ? jfmt : tfmt, __VA_ARGS__)
+
+	switch (rec->type) {
+	case LS_EV_SCHED_SWITCH: {
+		const struct ls_ev_sched_switch *e = (const void *)rec;
+		SAFE(c1, e->prev_comm);
+		SAFE(c2, e->next_comm);
+		KV(",\"prev_comm\":\"%s\",\"prev_state\":%lld,\"next_pid\":%u,\"next_tid\":%u,"
+		   "\"next_comm\":\"%s\"",
+		   "%s state=%lld ==> %u/%u %s", c1, (long long)e->prev_state, e->next_pid,
+		   e->next_tid, c2);
+		break;
+	}
+	case LS_EV_SCHED_WAKEUP:
+	case LS_EV_SCHED_WAKEUP_NEW: {
+		const struct ls_ev_sched_wakeup *e = (const void *)rec;
+		SAFE(c1, e->comm);
+		KV(",\"comm\":\"%s\",\"target_cpu\":%u,\"waker_pid\":%u,\"waker_tid\":%u",
+		   "%s target_cpu=%u waker=%u/%u", c1, e->target_cpu, e->waker_pid, e->waker_tid);
+		break;
+	}
+	case LS_EV_PROC_FORK: {
+		const struct ls_ev_proc_fork *e = (const void *)rec;
+		SAFE(c1, e->comm);
+		KV(",\"child_pid\":%u,\"child_tid\":%u,\"comm\":\"%s\"", "child=%u/%u %s",
+		   e->child_pid, e->child_tid, c1);
+		break;
+	}
+	case LS_EV_PROC_EXEC: {
+		const struct ls_ev_proc_exec *e = (const void *)rec;
+		char fn[LS_FILENAME_LEN + 1];
+		SAFE(c1, e->comm);
+		SAFE(fn, e->filename);
+		KV(",\"comm\":\"%s\",\"filename\":\"%s\",\"old_tid\":%u", "%s %s old_tid=%u", c1, fn,
+		   e->old_tid);
+		break;
+	}
+	case LS_EV_PROC_EXIT: {
+		const struct ls_ev_proc_exit *e = (const void *)rec;
+		SAFE(c1, e->comm);
+		KV(",\"comm\":\"%s\",\"exit_code\":%d,\"group_dead\":%s", "%s exit_code=%d%s", c1,
+		   e->exit_code, json ? (e->group_dead ? "true" : "false")
+				      : (e->group_dead ? " (process)" : ""));
+		break;
+	}
+	case LS_EV_TCP_STATE: {
+		const struct ls_ev_tcp_state *e = (const void *)rec;
+		tuple_strs(&e->t, a, b, sizeof(a));
+		KV(",\"conn\":%llu,\"local\":\"%s\",\"remote\":\"%s\",\"old\":\"%s\",\"new\":\"%s\","
+		   "\"srtt_us\":%u",
+		   "conn=%llu %s -> %s %s -> %s srtt=%uus", (unsigned long long)e->conn_id, a, b,
+		   ls_tcp_state_name(e->oldstate), ls_tcp_state_name(e->newstate), e->srtt_us);
+		break;
+	}
+	case LS_EV_TCP_RETRANS: {
+		const struct ls_ev_tcp_retrans *e = (const void *)rec;
+		tuple_strs(&e->t, a, b, sizeof(a));
+		KV(",\"conn\":%llu,\"local\":\"%s\",\"remote\":\"%s\",\"kind\":\"%s\",\"segs\":%u,"
+		   "\"seq\":%u,\"state\":\"%s\",\"srtt_us\":%u",
+		   "conn=%llu %s -> %s %s segs=%u seq=%u %s srtt=%uus",
+		   (unsigned long long)e->conn_id, a, b,
+		   e->kind == LS_RETRANS_SYNACK ? "synack" : "data", e->segs, e->seq,
+		   ls_tcp_state_name(e->state), e->srtt_us);
+		break;
+	}
+	case LS_EV_TCP_PROBE: {
+		const struct ls_ev_tcp_probe *e = (const void *)rec;
+		KV(",\"conn\":%llu,\"srtt_us\":%u,\"cwnd\":%u,\"snd_una\":%u,\"snd_nxt\":%u,"
+		   "\"rcv_nxt\":%u,\"snd_wnd\":%u,\"data_len\":%u,\"seq\":%u",
+		   "conn=%llu srtt=%uus cwnd=%u snd_una=%u snd_nxt=%u rcv_nxt=%u snd_wnd=%u len=%u "
+		   "seq=%u",
+		   (unsigned long long)e->conn_id, e->srtt_us, e->snd_cwnd, e->snd_una, e->snd_nxt,
+		   e->rcv_nxt, e->snd_wnd, e->data_len, e->seq);
+		break;
+	}
+	case LS_EV_TCP_RESET: {
+		const struct ls_ev_tcp_reset *e = (const void *)rec;
+		tuple_strs(&e->t, a, b, sizeof(a));
+		KV(",\"conn\":%llu,\"local\":\"%s\",\"remote\":\"%s\",\"dir\":\"%s\",\"state\":\"%s\"",
+		   "conn=%llu %s -> %s %s in %s", (unsigned long long)e->conn_id, a, b,
+		   e->dir == LS_RESET_SENT ? "sent" : "received", ls_tcp_state_name(e->state));
+		break;
+	}
+	case LS_EV_TCP_DESTROY: {
+		const struct ls_ev_tcp_destroy *e = (const void *)rec;
+		tuple_strs(&e->t, a, b, sizeof(a));
+		KV(",\"conn\":%llu,\"local\":\"%s\",\"remote\":\"%s\"", "conn=%llu %s -> %s",
+		   (unsigned long long)e->conn_id, a, b);
+		break;
+	}
+	case LS_REC_PROC_INFO: {
+		const struct ls_rec_proc_info *e = (const void *)rec;
+		char exe[257], cmd[512];
+		size_t n = e->cmdline_len, i;
+		const char *args = (const char *)(e + 1);
+
+		if (n > rec->size - sizeof(*e))
+			n = rec->size - sizeof(*e);
+		if (n > sizeof(cmd) - 1)
+			n = sizeof(cmd) - 1;
+		for (i = 0; i < n; i++) {
+			unsigned char ch = args[i];
+			cmd[i] = ch == 0 ? ' ' : (ch < 0x20 || ch >= 0x7f || ch == '"' || ch == '\\') ? '?' : ch;
+		}
+		while (i && cmd[i - 1] == ' ')
+			i--;
+		cmd[i] = '\0';
+		SAFE(c1, e->comm);
+		SAFE(exe, e->exe);
+		KV(",\"ppid\":%u,\"comm\":\"%s\",\"exe\":\"%s\",\"cmdline\":\"%s\"",
+		   "ppid=%u comm=%s exe=%s cmdline=%s", e->ppid, c1, exe, cmd);
+		break;
+	}
+	case LS_REC_DROPS: {
+		const struct ls_rec_drops *e = (const void *)rec;
+		KV(",\"total\":%llu,\"ncpu\":%u", "total=%llu ncpu=%u", (unsigned long long)e->total,
+		   e->ncpu);
+		break;
+	}
+	case LS_REC_STATS: {
+		const struct ls_rec_stats *e = (const void *)rec;
+		__u64 dur = e->end_ts - e->start_ts;
+
+		KV(",\"events\":%llu,\"ringbuf_drops\":%llu,\"writer_stalls\":%llu,"
+		   "\"writer_stall_ns\":%llu",
+		   "events=%llu ringbuf_drops=%llu writer_stalls=%llu writer_stall_ns=%llu",
+		   (unsigned long long)e->events, (unsigned long long)e->ringbuf_drops,
+		   (unsigned long long)e->writer_stalls, (unsigned long long)e->writer_stall_ns);
+		if (json)
+			fprintf(out, ",\"duration_ns\":%llu", (unsigned long long)dur);
+		else
+			fprintf(out, " duration=%.3fs", dur / 1e9);
+		break;
+	}
+	default:
+		KV(",\"size\":%u", "size=%u", rec->size);
+	}
+#undef KV
+}
+
+void ls_format_record(FILE *out, const struct ls_hdr *rec, __u64 base_ts, bool json)
+{
+	if (json) {
+		fprintf(out, "{\"type\":\"%s\",\"ts\":%llu,\"cpu\":%u,\"pid\":%u,\"tid\":%u",
+			ls_type_name(rec->type), (unsigned long long)rec->ts, rec->cpu, rec->pid,
+			rec->tid);
+		body(out, rec, true);
+		fputs("}\n", out);
+		return;
+	}
+	__u64 t = rec->ts >= base_ts ? rec->ts - base_ts : 0;
+	fprintf(out, "%7u/%-7u [%03u] %6llu.%09llu: %-16s ", rec->pid, rec->tid, rec->cpu,
+		(unsigned long long)(t / 1000000000ull), (unsigned long long)(t % 1000000000ull),
+		ls_type_name(rec->type));
+	body(out, rec, false);
+	fputc('\n', out);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Reorder buffer: records arrive nearly in time order (per-CPU ring-buffer
+ * reservations interleave); this releases them in timestamp order once they
+ * are older than the newest seen by a window. Records later than the window
+ * are released anyway, and counted.
+ */
+#ifndef LATSPLIT_USER_ORDER_H
+#define LATSPLIT_USER_ORDER_H
+
+#include <stdbool.h>
+#include "latsplit/events.h"
+
+struct ls_order;
+
+struct ls_order *ls_order_new(__u64 window_ns);
+/* Copies rec. Returns 0 or -ENOMEM. */
+int ls_order_push(struct ls_order *o, const struct ls_hdr *rec);
+/* The next record in order, or NULL when none is ready (drain: release all).
+ * Valid until the next pop. */
+const struct ls_hdr *ls_order_pop(struct ls_order *o, bool drain);
+__u64 ls_order_late(const struct ls_order *o);
+void ls_order_free(struct ls_order *o);
+
+#endif
