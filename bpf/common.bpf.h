@@ -13,6 +13,11 @@
 
 /* Filled by user space before load. */
 const volatile bool track_all = false;
+/* latsplit's own tgid: never traced, or its consumer would trace itself. */
+const volatile __u32 self_tgid = 0;
+/* Wake the consumer only once this much is queued; it also polls on a timer,
+ * so a quiet ring is still drained. Saves a wakeup per event. */
+const volatile __u64 wakeup_bytes = 1 << 20;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -62,6 +67,8 @@ struct {
 
 static __always_inline bool tgid_tracked(__u32 tgid)
 {
+	if (tgid == self_tgid || tgid == 0) /* 0: the idle tasks */
+		return false;
 	if (track_all)
 		return true;
 	return bpf_map_lookup_elem(&tracked_tgids, &tgid) != NULL;
@@ -84,6 +91,13 @@ static __always_inline void *reserve(__u32 size)
 	if (!rec)
 		count_drop();
 	return rec;
+}
+
+static __always_inline void submit(void *rec)
+{
+	__u64 queued = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	bpf_ringbuf_submit(rec, queued >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 /* Header for a record about the current task. */

@@ -122,7 +122,7 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 	e->newstate = newstate;
 	e->srtt_us = srtt_us(sk);
 	e->pad = 0;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -148,7 +148,7 @@ static __always_inline int handle_retransmit(const struct sock *sk, const struct
 	e->seq = BPF_CORE_READ(cb, seq);
 	e->srtt_us = srtt_us(sk);
 	e->err = 0;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -173,7 +173,7 @@ static __always_inline int handle_retransmit_synack(const struct sock *sk,
 	e->seq = 0;
 	e->srtt_us = 0;
 	e->err = 0;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -206,7 +206,7 @@ static __always_inline int handle_probe(struct sock *sk, const struct sk_buff *s
 	bpf_probe_read_kernel(&seq, 4, head + thoff + 4);
 	e->seq = bpf_ntohl(seq);
 	e->data_len = BPF_CORE_READ(skb, len) - ((doff_byte >> 4) * 4);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -227,7 +227,7 @@ static __always_inline int handle_reset(const struct sock *sk, __u32 dir)
 	read_tuple(&e->t, &sk->__sk_common);
 	e->dir = dir;
 	e->state = BPF_CORE_READ(sk, __sk_common.skc_state);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -247,7 +247,7 @@ static __always_inline int handle_destroy(struct sock *sk)
 		return 0;
 	fill_sk(&e->h, LS_EV_TCP_DESTROY, sizeof(*e), &e->conn_id, &e->skaddr, id, sk);
 	read_tuple(&e->t, &sk->__sk_common);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 

@@ -36,7 +36,7 @@ static __always_inline int handle_switch(struct task_struct *prev, struct task_s
 	e->next_prio = BPF_CORE_READ(next, prio);
 	BPF_CORE_READ_STR_INTO(&e->prev_comm, prev, comm);
 	BPF_CORE_READ_STR_INTO(&e->next_comm, next, comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -60,7 +60,7 @@ static __always_inline int handle_wakeup(struct task_struct *p, __u16 type)
 	e->target_cpu = BPF_CORE_READ(p, wake_cpu);
 	e->prio = BPF_CORE_READ(p, prio);
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -84,7 +84,7 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
 	e->child_pid = ctgid;
 	e->child_tid = BPF_CORE_READ(child, pid);
 	BPF_CORE_READ_STR_INTO(&e->comm, child, comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -106,7 +106,7 @@ static __always_inline int handle_exec(struct task_struct *p, __u32 old_tid,
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
 	filename = BPF_CORE_READ(bprm, filename);
 	bpf_probe_read_kernel_str(&e->filename, sizeof(e->filename), filename);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -129,7 +129,7 @@ static __always_inline int handle_exit(struct task_struct *p)
 	e->exit_code = BPF_CORE_READ(p, exit_code);
 	e->group_dead = live == 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 

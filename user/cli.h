@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The subcommands (one cmd_<name>.c each) and the small helpers they share.
+ * Exit codes: 0 ok, 1 runtime failure, 2 usage error.
+ */
+#ifndef LATSPLIT_USER_CLI_H
+#define LATSPLIT_USER_CLI_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#define EXIT_USAGE 2
+
+int cmd_record(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+/* "latsplit <cmd>: <message>\n" on stderr. */
+void ls_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+__u64 ls_now_ns(void);
+/* Parses a non-negative number with optional fraction; false if invalid. */
+bool ls_parse_double(const char *s, double *out);
+bool ls_parse_uint(const char *s, unsigned long max, unsigned long *out);
+
+#endif

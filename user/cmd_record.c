@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `latsplit record`: attach, track the chosen processes and ports, and
+ * stream every event into a capture file until the duration elapses, the
+ * command exits, or SIGINT/SIGTERM. Always ends the file with a trailer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "cli.h"
+#include "loader.h"
+#include "probe.h"
+#include "proc.h"
+
+#define MAX_PIDS 256
+#define MAX_PORTS 64
+#define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
+#define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
+
+struct recorder {
+	struct ls_writer *w;
+	struct ls_bpf *bpf;
+	__u64 per_type[LS_REC_MAX];
+	__u64 events;
+	__u64 start_ts;
+	int write_err;
+	unsigned char procbuf[LS_PROC_INFO_MAX];
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: latsplit record [-o FILE] [-d SECONDS] [-p PID[,PID...]] [--port N[,N...]]\n"
+		"                       [--ringbuf MB] [-z LEVEL] [-v] [-- COMMAND [ARGS...]]\n\n"
+		"Captures scheduler and TCP events of the tracked processes into FILE.\n"
+		"Tracked: the processes named with -p and their descendants, COMMAND and its\n"
+		"children, and the owners of --port listeners; with none of these, everything.\n\n"
+		"  -o, --output FILE    capture file (default latsplit.data; an existing one\n"
+		"                       is kept as FILE.old)\n"
+		"  -d, --duration SEC   stop after SEC seconds (default: until COMMAND exits or\n"
+		"                       SIGINT/SIGTERM)\n"
+		"  -p, --pid PID        track PID and its descendants (repeatable)\n"
+		"      --port N         track TCP connections on local port N (repeatable)\n"
+		"      --ringbuf MB     BPF ring buffer size, power of two (default 8)\n"
+		"  -z, --zlib-level N   compression level 1..9 (default 1)\n"
+		"  -v, --verbose        libbpf and verifier messages\n"
+		"  -h, --help           this help\n");
+}
+
+static int add_list(const char *cmd, const char *arg, unsigned long max, unsigned long *vals,
+		    int *n, int cap, const char *what)
+{
+	char *copy = strdup(arg), *save = NULL;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long v;
+
+		if (!ls_parse_uint(tok, max, &v) || v == 0 || *n >= cap) {
+			ls_err(cmd, "bad %s '%s' (expected 1..%lu, at most %d)", what, tok, max, cap);
+			free(copy);
+			return -1;
+		}
+		vals[(*n)++] = v;
+	}
+	free(copy);
+	return 0;
+}
+
+static void write_record(struct recorder *r, const struct ls_hdr *h)
+{
+	int err = ls_writer_append(r->w, h);
+
+	if (err && !r->write_err)
+		r->write_err = err;
+}
+
+static void write_proc_info(struct recorder *r, pid_t pid)
+{
+	if (ls_proc_info(pid, ls_now_ns(), r->procbuf) > 0)
+		write_record(r, (struct ls_hdr *)r->procbuf);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct recorder *r = ctx;
+	const struct ls_hdr *h = data;
+
+	if (size < sizeof(*h) || h->size > size)
+		return 0;
+	write_record(r, h);
+	r->events++;
+	if (h->type < LS_REC_MAX)
+		r->per_type[h->type]++;
+	/* Process table: a new process, or a new program image. */
+	if (h->type == LS_EV_PROC_FORK) {
+		const struct ls_ev_proc_fork *e = data;
+		if (e->child_pid == e->child_tid && e->child_pid != h->pid)
+			write_proc_info(r, e->child_pid);
+	} else if (h->type == LS_EV_PROC_EXEC) {
+		write_proc_info(r, h->pid);
+	}
+	return 0;
+}
+
+static void write_drops(struct recorder *r)
+{
+	int ncpu = ls_bpf_ncpus();
+	size_t size;
+	struct ls_rec_drops *d;
+
+	if (ncpu <= 0 || ncpu > LS_MAX_CPUS)
+		return;
+	size = sizeof(*d) + ncpu * sizeof(__u64);
+	d = calloc(1, size);
+	if (!d)
+		return;
+	d->h.type = LS_REC_DROPS;
+	d->h.size = size;
+	d->h.ts = ls_now_ns();
+	d->ncpu = ncpu;
+	d->total = ls_bpf_drops(r->bpf, (unsigned long long *)(d + 1), ncpu);
+	write_record(r, &d->h);
+	free(d);
+}
+
+/* Tracks pids and all their current descendants. Returns how many. */
+static int track_tree(struct recorder *r, const unsigned long *pids, int npids, bool *tracked_out)
+{
+	size_t n;
+	pid_t *all = ls_proc_list(&n);
+	pid_t *ppid = calloc(n ? n : 1, sizeof(pid_t));
+	bool *in = calloc(n ? n : 1, sizeof(bool));
+	int count = 0;
+	bool grew = true;
+
+	for (size_t i = 0; i < n; i++) {
+		ppid[i] = ls_proc_ppid(all[i]);
+		for (int k = 0; k < npids; k++)
+			in[i] |= (unsigned long)all[i] == pids[k];
+	}
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; !in[i] && j < n; j++)
+				if (in[j] && ppid[i] == all[j])
+					in[i] = grew = true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!in[i])
+			continue;
+		ls_bpf_track_pid(r->bpf, all[i]);
+		write_proc_info(r, all[i]);
+		__u16 ports[MAX_PORTS];
+		int np = ls_proc_listen_ports(all[i], ports, MAX_PORTS);
+		for (int k = 0; k < np; k++)
+			ls_bpf_track_port(r->bpf, ports[k], false);
+		count++;
+	}
+	if (tracked_out)
+		*tracked_out = count > 0;
+	free(all);
+	free(ppid);
+	free(in);
+	return count;
+}
+
+/* Owners of listeners on the given ports become tracked pids. */
+static int port_owners(const unsigned long *ports, int nports, unsigned long *pids, int *npids)
+{
+	size_t n;
+	pid_t *all = ls_proc_list(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		__u16 lp[MAX_PORTS];
+		int k = ls_proc_listen_ports(all[i], lp, MAX_PORTS);
+
+		for (int a = 0; a < k; a++)
+			for (int b = 0; b < nports; b++)
+				if (lp[a] == ports[b] && *npids < MAX_PIDS)
+					pids[(*npids)++] = all[i];
+	}
+	free(all);
+	return 0;
+}
+
+static pid_t spawn_waiting(char **argv, int *go_fd)
+{
+	int pfd[2];
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char c;
+
+		close(pfd[1]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (read(pfd[0], &c, 1) != 1)
+			_exit(127); /* recorder failed before starting us */
+		execvp(argv[0], argv);
+		fprintf(stderr, "latsplit record: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(pfd[0]);
+	*go_fd = pfd[1];
+	return pid;
+}
+
+static void print_summary(const struct recorder *r, const char *path, __u64 dur_ns,
+			  const struct ls_writer_stats *ws, unsigned long long drops, int level)
+{
+	fprintf(stderr, "latsplit record: %.2f s, %llu events written to %s\n", dur_ns / 1e9,
+		(unsigned long long)r->events, path);
+	fprintf(stderr, "  by type:");
+	for (int t = 1; t < LS_EV_KERNEL_MAX; t++)
+		if (r->per_type[t])
+			fprintf(stderr, " %s=%llu", ls_type_name(t), (unsigned long long)r->per_type[t]);
+	fprintf(stderr, "\n  %.2f MB raw -> %.2f MB on disk (%.1fx, zlib %d), %llu frames, %.1f bytes/event\n",
+		ws->raw_bytes / 1e6, ws->file_bytes / 1e6,
+		ws->file_bytes ? (double)ws->raw_bytes / ws->file_bytes : 0.0, level,
+		(unsigned long long)ws->frames,
+		ws->records ? (double)ws->file_bytes / ws->records : 0.0);
+	fprintf(stderr, "  ring-buffer drops: %llu; writer stalls: %llu (%.1f ms)\n", drops,
+		(unsigned long long)ws->stalls, ws->stall_ns / 1e6);
+	if (drops)
+		fprintf(stderr,
+			"latsplit record: warning: %llu events lost (BPF ring buffer full): raise "
+			"--ringbuf or narrow with -p/--port\n",
+			drops);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'}, {"duration", required_argument, NULL, 'd'},
+		{"pid", required_argument, NULL, 'p'},    {"port", required_argument, NULL, 'P'},
+		{"ringbuf", required_argument, NULL, 'm'}, {"zlib-level", required_argument, NULL, 'z'},
+		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
+		{}};
+	const char *path = "latsplit.data";
+	double duration = 0;
+	unsigned long pids[MAX_PIDS], ports[MAX_PORTS], ringbuf_mb = 8, level = 1;
+	int npids = 0, nports = 0, opt, go_fd = -1, rc = 1;
+	bool verbose = false;
+	char err[512], old[4096];
+	struct recorder r = {0};
+	struct ls_file_hdr hdr;
+	pid_t child = -1;
+	int child_status = 0;
+	bool child_done = false;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+o:d:p:m:z:vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			path = optarg;
+			break;
+		case 'd':
+			if (!ls_parse_double(optarg, &duration) || duration <= 0) {
+				ls_err("record", "bad duration '%s' (seconds, e.g. 3 or 0.5)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'p':
+			if (add_list("record", optarg, 4194304, pids, &npids, MAX_PIDS, "pid"))
+				return EXIT_USAGE;
+			break;
+		case 'P':
+			if (add_list("record", optarg, 65535, ports, &nports, MAX_PORTS, "port"))
+				return EXIT_USAGE;
+			break;
+		case 'm':
+			if (!ls_parse_uint(optarg, 4096, &ringbuf_mb) || !ringbuf_mb ||
+			    (ringbuf_mb & (ringbuf_mb - 1))) {
+				ls_err("record", "bad --ringbuf '%s' (MB, a power of two up to 4096)",
+				       optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'z':
+			if (!ls_parse_uint(optarg, 9, &level) || !level) {
+				ls_err("record", "bad zlib level '%s' (1..9)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	for (int i = 0; i < npids; i++)
+		if (!ls_proc_alive(pids[i])) {
+			ls_err("record", "no process with pid %lu", pids[i]);
+			return EXIT_USAGE;
+		}
+	if (ls_check_privileges(err, sizeof(err))) {
+		ls_err("record", "%s", err);
+		return 1;
+	}
+	ls_libbpf_verbose(verbose);
+
+	bool have_cmd = optind < argc;
+	bool track_all = !npids && !nports && !have_cmd;
+	if (nports)
+		port_owners(ports, nports, pids, &npids);
+
+	struct ls_bpf_opts bo = {.track_all = track_all,
+				 .ringbuf_bytes = ringbuf_mb << 20,
+				 .on_record = on_record,
+				 .ctx = &r};
+	if (ls_bpf_start(&r.bpf, &bo, err, sizeof(err))) {
+		ls_err("record", "%s", err);
+		return 1;
+	}
+	if (ls_bpf_missing(r.bpf)[0] && verbose)
+		fprintf(stderr, "latsplit record: not available on this kernel: %s\n",
+			ls_bpf_missing(r.bpf));
+
+	/* Keep an existing capture as .old, like perf. */
+	struct stat sb;
+	if (stat(path, &sb) == 0) {
+		snprintf(old, sizeof(old), "%s.old", path);
+		if (rename(path, old)) {
+			ls_err("record", "%s exists and cannot be renamed to %s: %s", path, old,
+			       strerror(errno));
+			goto out;
+		}
+	}
+	ls_file_hdr_init(&hdr, argc + 1, argv - 1);
+	hdr.sources = ls_bpf_sources(r.bpf);
+	hdr.track_all = track_all;
+	struct ls_writer_opts wo = {.zlib_level = level};
+	int e = ls_writer_open(&r.w, path, &hdr, &wo);
+	if (e) {
+		ls_err("record", "cannot create %s: %s", path, strerror(-e));
+		goto out;
+	}
+
+	for (int i = 0; i < nports; i++)
+		ls_bpf_track_port(r.bpf, ports[i], true);
+	if (have_cmd) {
+		child = spawn_waiting(argv + optind, &go_fd);
+		if (child < 0) {
+			ls_err("record", "cannot start %s: %s", argv[optind], strerror(errno));
+			goto close_out;
+		}
+		unsigned long cp = child;
+		track_tree(&r, &cp, 1, NULL);
+	}
+	if (npids)
+		track_tree(&r, pids, npids, NULL);
+	if (track_all) {
+		size_t n;
+		pid_t *all = ls_proc_list(&n);
+		for (size_t i = 0; i < n; i++)
+			write_proc_info(&r, all[i]);
+		free(all);
+	}
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	r.start_ts = ls_now_ns();
+	if (go_fd >= 0) {
+		if (write(go_fd, "g", 1) != 1)
+			ls_err("record", "cannot start the command: %s", strerror(errno));
+		close(go_fd);
+		go_fd = -1;
+	}
+	fprintf(stderr, "latsplit record: recording %s to %s%s\n",
+		track_all ? "all processes" : "tracked processes", path,
+		duration ? "" : " (Ctrl-C to stop)");
+
+	__u64 end_ts = duration ? r.start_ts + (__u64)(duration * 1e9) : 0;
+	__u64 last_flush = r.start_ts, last_drops = r.start_ts;
+	while (!stop_signal) {
+		int n = ls_bpf_poll(r.bpf, 50);
+		__u64 now = ls_now_ns();
+
+		if (n < 0 && n != -EINTR) {
+			ls_err("record", "reading the ring buffer: %s", strerror(-n));
+			break;
+		}
+		if (now - last_drops >= DROPS_NS) {
+			write_drops(&r);
+			last_drops = now;
+		}
+		if (now - last_flush >= FLUSH_NS) {
+			ls_writer_flush(r.w);
+			last_flush = now;
+		}
+		if (r.write_err) {
+			ls_err("record", "writing %s: %s", path, strerror(-r.write_err));
+			break;
+		}
+		if (end_ts && now >= end_ts)
+			break;
+		if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
+			child_done = true;
+			break;
+		}
+	}
+	/* Events already in the ring buffer belong to the capture. */
+	ls_bpf_poll(r.bpf, 0);
+	if (child > 0 && !child_done) {
+		kill(child, SIGTERM);
+		waitpid(child, &child_status, 0);
+		child_done = true;
+		ls_bpf_poll(r.bpf, 0);
+	}
+	write_drops(&r);
+
+	struct ls_rec_stats st = {0};
+	struct ls_writer_stats ws;
+	__u64 now = ls_now_ns();
+	unsigned long long drops = ls_bpf_drops(r.bpf, NULL, 0);
+
+	ls_writer_stats(r.w, &ws);
+	st.h.type = LS_REC_STATS;
+	st.h.size = sizeof(st);
+	st.h.ts = now;
+	st.start_ts = r.start_ts;
+	st.end_ts = now;
+	st.events = r.events;
+	st.ringbuf_drops = drops;
+	st.writer_stalls = ws.stalls;
+	st.writer_stall_ns = ws.stall_ns;
+	for (int t = 0; t < 32 && t < LS_REC_MAX; t++)
+		st.per_type[t] = r.per_type[t];
+	e = ls_writer_close(r.w, &st.h, &ws);
+	r.w = NULL;
+	if (e) {
+		ls_err("record", "writing %s: %s", path, strerror(-e));
+		goto out;
+	}
+	print_summary(&r, path, now - r.start_ts, &ws, drops, (int)level);
+	rc = 0;
+	if (child_done && WIFEXITED(child_status) && WEXITSTATUS(child_status) == 127)
+		ls_err("record", "the command could not be started (exit 127)");
+	goto out;
+close_out:
+	ls_writer_close(r.w, NULL, NULL);
+out:
+	if (go_fd >= 0)
+		close(go_fd);
+	ls_bpf_stop(r.bpf);
+	return rc;
+}

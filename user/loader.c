@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * BPF loader (see loader.h). Order: open every skeleton, set rodata and map
+ * sizes, choose one program per tracepoint, load the first object, reuse its
+ * shared maps in the others, load them, attach all.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "latsplit/capture.h"
+#include "loader.h"
+#include "probe.h"
+#include "sched.skel.h"
+#include "net.skel.h"
+
+struct tp {
+	const char *name;
+	struct bpf_program *btf, *raw;
+	unsigned long long source;
+	bool required;
+	struct bpf_link *link;
+};
+
+#define MAX_TPS 16
+
+struct ls_bpf {
+	struct sched_bpf *sched;
+	struct net_bpf *net;
+	struct ring_buffer *rb;
+	struct tp tps[MAX_TPS];
+	int ntps;
+	unsigned long long sources;
+	char missing[512];
+};
+
+#define TP(skel, tpname, src, req)                                                         \
+	(struct tp)                                                                        \
+	{                                                                                  \
+		.name = #tpname, .btf = (skel)->progs.tpname##_btf,                        \
+		.raw = (skel)->progs.tpname##_raw, .source = (src), .required = (req)      \
+	}
+
+static void table(struct ls_bpf *b)
+{
+	struct tp *t = b->tps;
+
+	t[b->ntps++] = TP(b->sched, sched_switch, LS_SRC_SCHED, true);
+	t[b->ntps++] = TP(b->sched, sched_wakeup, LS_SRC_SCHED, true);
+	t[b->ntps++] = TP(b->sched, sched_wakeup_new, LS_SRC_SCHED, true);
+	t[b->ntps++] = TP(b->sched, sched_process_fork, LS_SRC_PROC, true);
+	t[b->ntps++] = TP(b->sched, sched_process_exec, LS_SRC_PROC, true);
+	t[b->ntps++] = TP(b->sched, sched_process_exit, LS_SRC_PROC, true);
+	t[b->ntps++] = TP(b->net, inet_sock_set_state, LS_SRC_TCP_STATE, true);
+	t[b->ntps++] = TP(b->net, tcp_retransmit_skb, LS_SRC_TCP_RETRANS, false);
+	t[b->ntps++] = TP(b->net, tcp_retransmit_synack, LS_SRC_TCP_SYNACK, false);
+	t[b->ntps++] = TP(b->net, tcp_probe, LS_SRC_TCP_PROBE, false);
+	t[b->ntps++] = TP(b->net, tcp_send_reset, LS_SRC_TCP_RESET, false);
+	t[b->ntps++] = TP(b->net, tcp_receive_reset, LS_SRC_TCP_RESET, false);
+	t[b->ntps++] = TP(b->net, tcp_destroy_sock, LS_SRC_TCP_DESTROY, false);
+}
+
+/* Chooses tp_btf, raw_tp or nothing for each tracepoint. */
+static int choose_programs(struct ls_bpf *b, char *err, size_t errlen)
+{
+	bool use_btf = ls_probe_tp_btf("sched_switch") == 0;
+	size_t off = 0;
+
+	for (int i = 0; i < b->ntps; i++) {
+		struct tp *t = &b->tps[i];
+		bool exists = ls_btf_has_tracepoint(t->name);
+
+		bpf_program__set_autoload(t->btf, exists && use_btf);
+		bpf_program__set_autoload(t->raw, exists && !use_btf);
+		if (exists)
+			continue;
+		if (t->required) {
+			snprintf(err, errlen,
+				 "tracepoint %s not found in kernel BTF; latsplit needs Linux >= 5.8 "
+				 "with the sched and sock tracepoints",
+				 t->name);
+			return -ENOENT;
+		}
+		off += snprintf(b->missing + off, sizeof(b->missing) - off, "%s%s",
+				off ? ", " : "", t->name);
+		if (off >= sizeof(b->missing))
+			off = sizeof(b->missing) - 1;
+	}
+	if (use_btf)
+		b->sources |= LS_SRC_ATTACH_TP_BTF;
+	return 0;
+}
+
+static int reuse(struct bpf_map *dst, const struct bpf_map *src)
+{
+	return bpf_map__reuse_fd(dst, bpf_map__fd(src));
+}
+
+int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err, size_t errlen)
+{
+	struct ls_bpf *b = calloc(1, sizeof(*b));
+	int e;
+
+	if (!b)
+		return -ENOMEM;
+	if (!ls_vmlinux_btf()) {
+		snprintf(err, errlen,
+			 "no BTF at /sys/kernel/btf/vmlinux: needs a kernel built with "
+			 "CONFIG_DEBUG_INFO_BTF=y (Linux >= 5.8)");
+		free(b);
+		return -ENOENT;
+	}
+	b->sched = sched_bpf__open();
+	b->net = net_bpf__open();
+	if (!b->sched || !b->net) {
+		e = -errno;
+		snprintf(err, errlen, "opening BPF objects: %s", strerror(errno));
+		goto fail;
+	}
+	b->sched->rodata->track_all = opts->track_all;
+	b->net->rodata->track_all = opts->track_all;
+	b->sched->rodata->self_tgid = b->net->rodata->self_tgid = getpid();
+	b->sched->rodata->wakeup_bytes = b->net->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
+	bpf_map__set_max_entries(b->sched->maps.events, opts->ringbuf_bytes);
+	table(b);
+	e = choose_programs(b, err, errlen);
+	if (e)
+		goto fail;
+	e = sched_bpf__load(b->sched);
+	if (e) {
+		snprintf(err, errlen, "loading sched BPF programs: %s (run with -v for the verifier log)",
+			 strerror(-e));
+		goto fail;
+	}
+	if ((e = reuse(b->net->maps.events, b->sched->maps.events)) ||
+	    (e = reuse(b->net->maps.drops, b->sched->maps.drops)) ||
+	    (e = reuse(b->net->maps.tracked_tgids, b->sched->maps.tracked_tgids)) ||
+	    (e = reuse(b->net->maps.tracked_ports, b->sched->maps.tracked_ports)) ||
+	    (e = reuse(b->net->maps.conns, b->sched->maps.conns))) {
+		snprintf(err, errlen, "sharing BPF maps: %s", strerror(-e));
+		goto fail;
+	}
+	e = net_bpf__load(b->net);
+	if (e) {
+		snprintf(err, errlen, "loading TCP BPF programs: %s (run with -v for the verifier log)",
+			 strerror(-e));
+		goto fail;
+	}
+	for (int i = 0; i < b->ntps; i++) {
+		struct tp *t = &b->tps[i];
+		struct bpf_program *p = bpf_program__autoload(t->btf) ? t->btf : t->raw;
+
+		if (!bpf_program__autoload(p))
+			continue;
+		t->link = bpf_program__attach(p);
+		if (!t->link) {
+			e = -errno;
+			if (t->required) {
+				snprintf(err, errlen, "attaching %s: %s", t->name, strerror(-e));
+				goto fail;
+			}
+			continue;
+		}
+		b->sources |= t->source;
+	}
+	b->rb = ring_buffer__new(bpf_map__fd(b->sched->maps.events), opts->on_record, opts->ctx,
+				 NULL);
+	if (!b->rb) {
+		e = -errno;
+		snprintf(err, errlen, "ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	*out = b;
+	return 0;
+fail:
+	ls_bpf_stop(b);
+	return e < 0 ? e : -e;
+}
+
+unsigned long long ls_bpf_sources(const struct ls_bpf *b)
+{
+	return b->sources;
+}
+
+const char *ls_bpf_missing(const struct ls_bpf *b)
+{
+	return b->missing;
+}
+
+int ls_bpf_track_pid(struct ls_bpf *b, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	return bpf_map__update_elem(b->sched->maps.tracked_tgids, &key, sizeof(key), &one,
+				    sizeof(one), BPF_ANY);
+}
+
+int ls_bpf_track_port(struct ls_bpf *b, unsigned short port, bool user)
+{
+	__u16 key = port;
+	__u8 val = user ? 1 : 2; /* PORT_USER / PORT_AUTO in common.bpf.h */
+
+	return bpf_map__update_elem(b->sched->maps.tracked_ports, &key, sizeof(key), &val,
+				    sizeof(val), BPF_ANY);
+}
+
+int ls_bpf_poll(struct ls_bpf *b, int timeout_ms)
+{
+	int n = ring_buffer__poll(b->rb, timeout_ms);
+
+	/* Producers skip wakeups until a quarter of the ring is full, so
+	 * drain whatever is there whether or not we were woken. */
+	if (n >= 0) {
+		int m = ring_buffer__consume(b->rb);
+		n = m < 0 ? m : n + m;
+	}
+	return n;
+}
+
+int ls_bpf_ncpus(void)
+{
+	return libbpf_num_possible_cpus();
+}
+
+unsigned long long ls_bpf_drops(struct ls_bpf *b, unsigned long long *per_cpu, int ncpu)
+{
+	int n = libbpf_num_possible_cpus();
+	__u64 vals[n > 0 ? n : 1];
+	__u32 zero = 0;
+	unsigned long long total = 0;
+
+	if (n <= 0 || bpf_map__lookup_elem(b->sched->maps.drops, &zero, sizeof(zero), vals,
+					   sizeof(vals), 0))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		total += vals[i];
+		if (per_cpu && i < ncpu)
+			per_cpu[i] = vals[i];
+	}
+	return total;
+}
+
+void ls_bpf_stop(struct ls_bpf *b)
+{
+	if (!b)
+		return;
+	ring_buffer__free(b->rb);
+	for (int i = 0; i < b->ntps; i++)
+		bpf_link__destroy(b->tps[i].link);
+	net_bpf__destroy(b->net);
+	sched_bpf__destroy(b->sched);
+	free(b);
+}

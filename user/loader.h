@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Loads and attaches the BPF objects of bpf/ as one unit: picks tp_btf or
+ * raw_tp per kernel, shares the ring buffer and filter maps between objects,
+ * and exposes the filter and drop counters to user space.
+ */
+#ifndef LATSPLIT_USER_LOADER_H
+#define LATSPLIT_USER_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <bpf/libbpf.h>
+
+struct ls_bpf;
+
+struct ls_bpf_opts {
+	bool track_all;
+	size_t ringbuf_bytes; /* power of two, >= page size */
+	ring_buffer_sample_fn on_record;
+	void *ctx;
+};
+
+/* On failure returns negative errno and a one-line reason in err. */
+int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err, size_t errlen);
+/* enum ls_source bits of what got attached. */
+unsigned long long ls_bpf_sources(const struct ls_bpf *b);
+/* A line naming optional sources that could not be attached, or "". */
+const char *ls_bpf_missing(const struct ls_bpf *b);
+int ls_bpf_track_pid(struct ls_bpf *b, pid_t pid);
+int ls_bpf_track_port(struct ls_bpf *b, unsigned short port, bool user);
+/* Consumes the ring buffer for up to timeout_ms. Returns records or -errno. */
+int ls_bpf_poll(struct ls_bpf *b, int timeout_ms);
+/* Per-CPU reservation failures; returns the total, fills per_cpu[ncpu]. */
+unsigned long long ls_bpf_drops(struct ls_bpf *b, unsigned long long *per_cpu, int ncpu);
+int ls_bpf_ncpus(void);
+void ls_bpf_stop(struct ls_bpf *b);
+
+#endif

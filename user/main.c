@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * latsplit entry point: subcommand dispatch (bpftool style) and the helpers
+ * of cli.h.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+#define LS_VERSION "0.1.0"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{"check", cmd_check, "what this host supports, and why not"},
+	{"record", cmd_record, "capture scheduler and TCP events into a file"},
+	{"dump", cmd_dump, "print every event of a capture, one line each"},
+};
+
+void ls_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "latsplit %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+__u64 ls_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+bool ls_parse_double(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return s[0] && !*end && !errno && *out >= 0;
+}
+
+bool ls_parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	if (!s[0] || s[0] == '-')
+		return false;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return !*end && !errno && *out <= max;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: latsplit <command> [options]\n\n"
+		     "Splits each LLM inference request's latency into network, queueing,\n"
+		     "transfer and compute, from eBPF and GPU events.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'latsplit <command> --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("latsplit %s\n", LS_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "latsplit: unknown command '%s'; run 'latsplit --help' for the list\n",
+		argv[1]);
+	return EXIT_USAGE;
+}

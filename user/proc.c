@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * /proc readers (see proc.h). Every read tolerates the process vanishing.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+static ssize_t read_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < cap && (n = read(fd, buf + total, cap - total)) > 0)
+		total += n;
+	close(fd);
+	return total;
+}
+
+/* Fields of /proc/PID/stat after the comm, which may contain ') '. */
+static int stat_fields(pid_t pid, pid_t *ppid, unsigned long long *start)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int field = 3;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = read_file(path, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return n < 0 ? (int)n : -ENOENT;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	p += 2; /* state */
+	for (char *tok = strtok(p, " "); tok; tok = strtok(NULL, " "), field++) {
+		if (field == 4 && ppid)
+			*ppid = atoi(tok);
+		if (field == 22) {
+			if (start)
+				*start = strtoull(tok, NULL, 10);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+pid_t ls_proc_ppid(pid_t pid)
+{
+	pid_t ppid = -1;
+
+	if (stat_fields(pid, &ppid, NULL))
+		return -1;
+	return ppid;
+}
+
+int ls_proc_alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+int ls_proc_info(pid_t pid, __u64 ts, void *buf)
+{
+	struct ls_rec_proc_info *rec = buf;
+	char path[64];
+	pid_t ppid = 0;
+	unsigned long long start = 0;
+	ssize_t n;
+	int err;
+
+	memset(rec, 0, sizeof(*rec));
+	err = stat_fields(pid, &ppid, &start);
+	if (err)
+		return err;
+	rec->h.type = LS_REC_PROC_INFO;
+	rec->h.ts = ts;
+	rec->h.pid = pid;
+	rec->h.tid = pid;
+	rec->ppid = ppid;
+	rec->start_time = start;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	n = read_file(path, rec->comm, sizeof(rec->comm) - 1);
+	if (n > 0 && rec->comm[n - 1] == '\n')
+		rec->comm[n - 1] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, rec->exe, sizeof(rec->exe) - 1);
+	if (n < 0)
+		rec->exe[0] = '\0'; /* kernel thread, or no permission */
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	n = read_file(path, (char *)(rec + 1), LS_PROC_INFO_MAX - sizeof(*rec));
+	rec->cmdline_len = n > 0 ? n : 0;
+	rec->h.size = sizeof(*rec) + rec->cmdline_len;
+	return rec->h.size;
+}
+
+pid_t *ls_proc_list(size_t *n)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t *pids = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if (*n == cap) {
+			pid_t *np = realloc(pids, (cap = cap ? cap * 2 : 256) * sizeof(*pids));
+			if (!np)
+				break;
+			pids = np;
+		}
+		pids[(*n)++] = atoi(de->d_name);
+	}
+	closedir(d);
+	return pids;
+}
+
+/* Socket inodes among pid's open fds. */
+static int socket_inodes(pid_t pid, unsigned long *inodes, int max)
+{
+	char path[64], link[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		char fdpath[384];
+		ssize_t len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
+		len = readlink(fdpath, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		if (sscanf(link, "socket:[%lu]", &inodes[n]) == 1)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+int ls_proc_listen_ports(pid_t pid, __u16 *ports, int max)
+{
+	static const char *const tables[] = {"tcp", "tcp6"};
+	unsigned long inodes[1024];
+	int ninodes = socket_inodes(pid, inodes, 1024), nports = 0;
+
+	if (!ninodes)
+		return 0;
+	for (int t = 0; t < 2; t++) {
+		char path[64], line[512];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/net/%s", pid, tables[t]);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			char local[128];
+			unsigned int state, port;
+			unsigned long inode;
+
+			/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+			if (sscanf(line, " %*d: %127s %*s %x %*s %*s %*s %*u %*u %lu", local, &state,
+				   &inode) != 3 || state != 0x0A)
+				continue;
+			char *colon = strrchr(local, ':');
+			if (!colon || sscanf(colon + 1, "%x", &port) != 1)
+				continue;
+			for (int i = 0; i < ninodes; i++) {
+				if (inodes[i] != inode)
+					continue;
+				bool dup = false;
+				for (int k = 0; k < nports; k++)
+					dup |= ports[k] == port;
+				if (!dup && nports < max)
+					ports[nports++] = port;
+			}
+		}
+		fclose(f);
+	}
+	return nports;
+}
