@@ -29,6 +29,11 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 TOOLS := $(BUILD)/mock-engine $(BUILD)/loadgen
 BENCH_BINS := $(BUILD)/bench-capture
 
+# `make V=1` shows the full commands.
+Q := $(if $(V),,@)
+msg = $(if $(V),,@printf '  %-8s %s\n' $(1) $(2))
+
+.SECONDARY:
 .PHONY: all deps test unit integration demo bench vmlinux clean install
 all: $(BUILD)/latsplit $(TOOLS)
 
@@ -39,32 +44,41 @@ $(BUILD) $(BUILD)/user $(BUILD)/san $(BUILD)/tests:
 	@mkdir -p $@
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/*.bpf.h include/latsplit/*.h vmlinux/$(ARCH)/vmlinux.h | $(BUILD)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-Iinclude -Ivmlinux/$(ARCH) -I/usr/include/$(ARCH_TRIPLET) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
-	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/user/%.o: user/%.c $(SKELS) include/latsplit/*.h user/*.h | $(BUILD)/user
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/latsplit: $(AGENT_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/san/%.o: user/%.c include/latsplit/*.h user/*.h | $(BUILD)/san
-	$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -c $< -o $@
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -c $< -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_SAN_OBJS) | $(BUILD)/tests
-	$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(LIB_SAN_OBJS) -lcmocka -lz
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(LIB_SAN_OBJS) -lcmocka -lz
 
 $(BUILD)/mock-engine: tools/mock-engine.c | $(BUILD)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread -lm
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread -lm
 
 $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread
 
 $(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/capture.o $(BUILD)/user/order.o $(BUILD)/user/format.o
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
 test: deps all $(UNIT_BINS)
 	@tests/run.sh

@@ -52,6 +52,8 @@ struct {
  * whose destroy we never saw cannot fill the map. */
 struct conn_val {
 	__u64 conn_id;
+	__u16 sport; /* the kernel zeroes skc_num when it unhashes at CLOSE */
+	__u16 pad[3];
 };
 
 struct {

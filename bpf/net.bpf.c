@@ -57,21 +57,32 @@ static __always_inline __u32 srtt_us(const struct sock *sk)
 	return BPF_CORE_READ(tp, srtt_us) >> 3;
 }
 
-/* The conn_id of a tracked socket, creating it when the socket qualifies
- * (`mine`: the current task is a tracked process acting on it). 0: untracked. */
-static __always_inline __u64 conn_get(const struct sock *sk, bool mine)
+/* The conn of a tracked socket, creating it when the socket qualifies
+ * (`mine`: the current task is a tracked process acting on it). NULL:
+ * untracked. */
+static __always_inline struct conn_val *conn_get(const struct sock *sk, bool mine)
 {
 	__u64 key = (__u64)sk;
 	struct conn_val *v = bpf_map_lookup_elem(&conns, &key);
-	struct conn_val nv;
+	struct conn_val nv = {};
 
 	if (v)
-		return v->conn_id;
-	if (!track_all && !mine && !port_tracked(BPF_CORE_READ(sk, __sk_common.skc_num)))
-		return 0;
+		return v;
+	nv.sport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	if (!track_all && !mine && !port_tracked(nv.sport))
+		return NULL;
 	nv.conn_id = __sync_fetch_and_add(&next_conn_id, 1) + 1;
 	bpf_map_update_elem(&conns, &key, &nv, BPF_ANY);
-	return nv.conn_id;
+	return bpf_map_lookup_elem(&conns, &key);
+}
+
+/* The tuple of a tracked socket, with the local port it had when hashed. */
+static __always_inline void conn_tuple(struct ls_tuple *t, const struct sock *sk,
+				       const struct conn_val *v)
+{
+	read_tuple(t, &sk->__sk_common);
+	if (!t->sport)
+		t->sport = v->sport;
 }
 
 static __always_inline void fill_sk(struct ls_hdr *h, __u16 type, __u16 size,
@@ -87,8 +98,8 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct ls_ev_tcp_state *e;
+	struct conn_val *v;
 	bool mine;
-	__u64 id;
 
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
 		return 0;
@@ -103,8 +114,8 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 		if (!cur)
 			bpf_map_update_elem(&tracked_ports, &port, &val, BPF_ANY);
 	}
-	id = conn_get(sk, mine);
-	if (!id)
+	v = conn_get(sk, mine);
+	if (!v)
 		return 0;
 	if (oldstate == TCP_LISTEN && newstate == TCP_CLOSE) {
 		__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
@@ -116,8 +127,8 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
-	fill_sk(&e->h, LS_EV_TCP_STATE, sizeof(*e), &e->conn_id, &e->skaddr, id, sk);
-	read_tuple(&e->t, &sk->__sk_common);
+	fill_sk(&e->h, LS_EV_TCP_STATE, sizeof(*e), &e->conn_id, &e->skaddr, v->conn_id, sk);
+	conn_tuple(&e->t, sk, v);
 	e->oldstate = oldstate;
 	e->newstate = newstate;
 	e->srtt_us = srtt_us(sk);
@@ -130,15 +141,15 @@ static __always_inline int handle_retransmit(const struct sock *sk, const struct
 {
 	struct ls_ev_tcp_retrans *e;
 	struct tcp_skb_cb *cb;
-	__u64 id = conn_get(sk, false);
+	struct conn_val *v = conn_get(sk, false);
 
-	if (!id)
+	if (!v)
 		return 0;
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
-	fill_sk(&e->h, LS_EV_TCP_RETRANS, sizeof(*e), &e->conn_id, &e->skaddr, id, sk);
-	read_tuple(&e->t, &sk->__sk_common);
+	fill_sk(&e->h, LS_EV_TCP_RETRANS, sizeof(*e), &e->conn_id, &e->skaddr, v->conn_id, sk);
+	conn_tuple(&e->t, sk, v);
 	cb = (struct tcp_skb_cb *)&skb->cb[0];
 	e->state = BPF_CORE_READ(sk, __sk_common.skc_state);
 	e->kind = LS_RETRANS_DATA;
@@ -213,18 +224,18 @@ static __always_inline int handle_probe(struct sock *sk, const struct sk_buff *s
 static __always_inline int handle_reset(const struct sock *sk, __u32 dir)
 {
 	struct ls_ev_tcp_reset *e;
-	__u64 id;
+	struct conn_val *v;
 
 	if (!sk)
 		return 0;
-	id = conn_get(sk, false);
-	if (!id)
+	v = conn_get(sk, false);
+	if (!v)
 		return 0;
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
-	fill_sk(&e->h, LS_EV_TCP_RESET, sizeof(*e), &e->conn_id, &e->skaddr, id, sk);
-	read_tuple(&e->t, &sk->__sk_common);
+	fill_sk(&e->h, LS_EV_TCP_RESET, sizeof(*e), &e->conn_id, &e->skaddr, v->conn_id, sk);
+	conn_tuple(&e->t, sk, v);
 	e->dir = dir;
 	e->state = BPF_CORE_READ(sk, __sk_common.skc_state);
 	submit(e);
@@ -236,17 +247,17 @@ static __always_inline int handle_destroy(struct sock *sk)
 	__u64 key = (__u64)sk;
 	struct conn_val *v = bpf_map_lookup_elem(&conns, &key);
 	struct ls_ev_tcp_destroy *e;
-	__u64 id;
+	struct conn_val cv;
 
 	if (!v)
 		return 0;
-	id = v->conn_id;
+	cv = *v;
 	bpf_map_delete_elem(&conns, &key);
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
-	fill_sk(&e->h, LS_EV_TCP_DESTROY, sizeof(*e), &e->conn_id, &e->skaddr, id, sk);
-	read_tuple(&e->t, &sk->__sk_common);
+	fill_sk(&e->h, LS_EV_TCP_DESTROY, sizeof(*e), &e->conn_id, &e->skaddr, cv.conn_id, sk);
+	conn_tuple(&e->t, sk, &cv);
 	submit(e);
 	return 0;
 }

@@ -1,0 +1,57 @@
+# Shared helpers for integration tests. Source it; it sets LS (the binary),
+# a scratch dir $T removed at exit, and pass/fail/skip printers.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LS=$ROOT/build/latsplit
+ENGINE=$ROOT/build/mock-engine
+LOADGEN=$ROOT/build/loadgen
+NETLAB=$ROOT/tools/netlab.sh
+T=$(mktemp -d /tmp/latsplit-test.XXXXXX)
+[[ -n ${KEEP_T:-} ]] && echo "  scratch: $T"
+CLEANUP=()
+
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; }
+skip() { echo "SKIP $*"; }
+info() { echo "  $*"; }
+
+# check NAME CONDITION-COMMAND... : PASS/FAIL on the command's status.
+check() {
+  local name=$1; shift
+  if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+on_exit() {
+  local i
+  for ((i = ${#CLEANUP[@]} - 1; i >= 0; i--)); do eval "${CLEANUP[i]}" >/dev/null 2>&1 || true; done
+  [[ -n ${KEEP_T:-} ]] || rm -rf "$T"
+}
+trap on_exit EXIT
+
+# require_root NAME...: prints SKIP for each name and exits when not root.
+require_root() {
+  if [[ $(id -u) -ne 0 ]]; then
+    for n in "$@"; do skip "$n: needs root (real BPF); run make test with sudo"; done
+    exit 0
+  fi
+}
+
+wait_for_file() { # PATH TIMEOUT_S
+  local i
+  for ((i = 0; i < $2 * 20; i++)); do [[ -e $1 ]] && return 0; sleep 0.05; done
+  return 1
+}
+
+# wait_recording LOGFILE: until latsplit record says it is recording.
+wait_recording() {
+  local i
+  for ((i = 0; i < 200; i++)); do grep -q 'recording' "$1" 2>/dev/null && return 0; sleep 0.05; done
+  return 1
+}
+
+# snmp_retrans_segs [NS]: Tcp RetransSegs from /proc/net/snmp (of NS).
+snmp_retrans_segs() {
+  local cmd=(cat /proc/net/snmp)
+  [[ -n ${1:-} ]] && cmd=(ip netns exec "$1" cat /proc/net/snmp)
+  "${cmd[@]}" | awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) col[$i] = i; h = 1 } else print $col["RetransSegs"] }'
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# record -p ENGINE while loadgen drives mock-engine over loopback: the capture
+# holds sched events of the engine and TCP state changes of its connections,
+# and nothing of an untracked busy process.
+source "$(dirname "$0")/lib.sh"
+require_root loopback.sched loopback.tcp loopback.untracked loopback.proc_info
+
+PORT=18181
+"$ENGINE" --port $PORT --bind 127.0.0.1 --token-ms 1 --ready-file "$T/ready" &
+EPID=$!; CLEANUP+=("kill $EPID")
+wait_for_file "$T/ready" 5 || { fail "loopback.setup: mock-engine did not start"; exit 0; }
+# An untracked process that context-switches a lot.
+( while :; do sleep 0.001; done ) &
+BUSY=$!; CLEANUP+=("kill $BUSY")
+
+"$LS" record -o "$T/cap.data" -d 3 -p $EPID 2>"$T/rec.log" &
+RPID=$!
+wait_recording "$T/rec.log"
+"$LOADGEN" --port $PORT -c 4 -n 200 --stream -o "$T/lg.jsonl" 2>"$T/lg.log"
+wait $RPID; rc=$?
+check "loopback.record_exit0" test $rc -eq 0
+cat "$T/rec.log" | sed 's/^/  /'
+"$LS" dump --json "$T/cap.data" >"$T/dump.jsonl" 2>"$T/dump.err"
+check "loopback.dump_exit0" test $? -eq 0
+
+python3 - "$T/dump.jsonl" $EPID $BUSY $PORT <<'PY'
+import json, sys
+path, epid, busy, port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+ev = [json.loads(l) for l in open(path)]
+hdr, recs = ev[0], ev[1:]
+def ok(name, cond, detail=""):
+    print(("PASS " if cond else "FAIL ") + name + (": " + detail if detail else ""))
+sw = [e for e in recs if e["type"] == "sched_switch" and (e["pid"] == epid or e["next_pid"] == epid)]
+ok("loopback.sched", len(sw) > 100, f"{len(sw)} sched_switch events of the engine")
+wk = [e for e in recs if e["type"] == "sched_wakeup" and e["pid"] == epid]
+ok("loopback.wakeup", len(wk) > 10, f"{len(wk)} wakeups of engine threads")
+st = [e for e in recs if e["type"] == "tcp_state" and e["local"].endswith(f":{port}")]
+est = {e["conn"] for e in st if e["new"] == "ESTABLISHED"}
+ok("loopback.tcp", len(est) >= 4, f"{len(est)} server connections reached ESTABLISHED")
+closed = {e["conn"] for e in st if e["new"] == "CLOSE"}
+ok("loopback.tcp_close", est <= closed, f"{len(est & closed)}/{len(est)} seen closing")
+# A switch between the busy process and the engine concerns the engine.
+foreign = [e for e in recs if (e.get("pid") == busy or e.get("next_pid") == busy)
+           and epid not in (e.get("pid"), e.get("next_pid"))]
+ok("loopback.untracked", not foreign, f"{len(foreign)} events of untracked pid {busy}")
+pi = [e for e in recs if e["type"] == "proc_info" and e["pid"] == epid]
+ok("loopback.proc_info", pi and "mock-engine" in pi[0]["exe"], pi[0]["exe"] if pi else "none")
+ok("loopback.header", hdr["type"] == "header" and "sched" in hdr["sources"], hdr["sources"])
+st = [e for e in recs if e["type"] == "stats"]
+ok("loopback.trailer", len(st) == 1 and st[0]["ringbuf_drops"] == 0,
+   f"stats={st[0] if st else None}")
+ts = [e["ts"] for e in recs]
+ok("loopback.time_order", ts == sorted(ts), "dump output in timestamp order")
+PY

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Under 7% loss toward the client (nftables drop on the client's input hook),
+# the retransmitted segments in the capture equal the server namespace's
+# TcpRetransSegs delta.
+#
+# Counting rule: TcpRetransSegs adds tcp_skb_pcount(skb) for every
+# retransmitted skb (__tcp_retransmit_skb) and 1 per retransmitted SYN-ACK
+# (tcp_rtx_synack). latsplit records tcp_retransmit_skb with segs =
+# tcp_skb_pcount and tcp_retransmit_synack with segs = 1; the sums must be
+# equal. The server runs in its own namespace, so nothing else moves its
+# counters.
+source "$(dirname "$0")/lib.sh"
+require_root retrans.nstat
+
+export NETLAB_PREFIX=lst$$
+eval "$("$NETLAB" up --loss-to-client 7)" || { fail "retrans.setup: netlab up failed"; exit 0; }
+CLEANUP+=("NETLAB_PREFIX=$NETLAB_PREFIX $NETLAB down")
+
+before=$(snmp_retrans_segs "$SRV_NS")
+"$LS" record -o "$T/cap.data" -- ip netns exec "$SRV_NS" "$ENGINE" --port 8000 \
+  --bind "$SRV_IP" --tokens 200 --token-bytes 400 --ready-file "$T/ready" 2>"$T/rec.log" &
+RPID=$!
+CLEANUP+=("kill $RPID")
+wait_for_file "$T/ready" 10 || { fail "retrans.setup: engine did not start"; cat "$T/rec.log"; exit 0; }
+ip netns exec "$CLI_NS" "$LOADGEN" --host "$SRV_IP" --port 8000 -c 4 -n 60 --stream --max-tokens 100 \
+  --timeout 20 -o "$T/lg.jsonl" 2>"$T/lg.log"
+info "$(cat "$T/lg.log")"
+# Let FIN/ACK exchanges (and their retransmits) finish before stopping.
+sleep 3
+kill -INT $RPID; wait $RPID
+after=$(snmp_retrans_segs "$SRV_NS")
+sed 's/^/  /' "$T/rec.log"
+
+"$LS" dump --json "$T/cap.data" 2>"$T/dump.err" | python3 -c '
+import json, sys
+segs = n = syn = 0
+for l in sys.stdin:
+    e = json.loads(l)
+    if e["type"] == "tcp_retrans":
+        n += 1; segs += e["segs"]; syn += e["kind"] == "synack"
+print(n, segs, syn)' >"$T/sum"
+read -r events segs synacks <"$T/sum"
+delta=$((after - before))
+info "nstat TcpRetransSegs delta: $delta; latsplit: $segs segments in $events retransmit events ($synacks SYN-ACK)"
+if [[ $delta -gt 0 && $segs -eq $delta ]]; then
+  pass "retrans.nstat: $segs == $delta"
+else
+  fail "retrans.nstat: latsplit $segs != nstat $delta"
+fi

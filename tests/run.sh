@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs every test: unit tests (cmocka, ASan+UBSan, no privileges) and
+# integration tests (root, real BPF). Ends with "N passed, N failed".
+# Integration scripts print one line per check: PASS name | FAIL name: why |
+# SKIP name: why.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+passed=0 failed=0 skipped=0
+unit_only=0
+[[ ${1:-} == --unit-only ]] && unit_only=1
+log_dir=build/test-logs
+mkdir -p "$log_dir"
+
+for t in build/tests/test_*; do
+  [[ -x $t ]] || continue
+  name=$(basename "$t")
+  out=$("$t" 2>&1); rc=$?
+  ok=$(grep -c '^\[       OK \]' <<<"$out")
+  run=$(grep -c '^\[ RUN      \]' <<<"$out")
+  bad=$((run - ok))   # a test that crashed never prints OK
+  if [[ $rc -ne 0 && $bad -eq 0 ]]; then bad=1; fi   # crash or sanitizer abort
+  passed=$((passed + ok)); failed=$((failed + bad))
+  echo "$out" > "$log_dir/$name.log"
+  if [[ $rc -ne 0 ]]; then
+    echo "FAIL unit/$name (rc=$rc, log: $log_dir/$name.log)"
+    grep -E 'FAILED|ERROR|error' <<<"$out" | head -20
+  else
+    echo "PASS unit/$name ($ok tests)"
+  fi
+done
+
+if [[ $unit_only -eq 0 ]]; then
+  for t in tests/integration/test_*.sh; do
+    name=$(basename "$t" .sh)
+    start=$(date +%s)
+    out=$(bash "$t" 2>&1); rc=$?
+    echo "$out" > "$log_dir/$name.log"
+    p=$(grep -c '^PASS ' <<<"$out"); f=$(grep -c '^FAIL ' <<<"$out"); s=$(grep -c '^SKIP ' <<<"$out")
+    if [[ $rc -ne 0 && $f -eq 0 ]]; then
+      f=1; echo "FAIL integration/$name: exited $rc without a verdict (log: $log_dir/$name.log)"
+      tail -5 <<<"$out"
+    fi
+    passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+    grep -E '^(PASS|FAIL|SKIP|  )' <<<"$out" | sed "s|^|[$name] |"
+    echo "  ($name: $(( $(date +%s) - start )) s)"
+  done
+fi
+
+if [[ $skipped -gt 0 ]]; then
+  echo "$passed passed, $failed failed, $skipped skipped"
+else
+  echo "$passed passed, $failed failed"
+fi
+[[ $failed -eq 0 ]]
