@@ -222,8 +222,10 @@ int cmd_check(int argc, char **argv)
 	r = &res[n++];
 	r->name = "ringbuf";
 	r->required = true;
-	r->ok = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
-	snprintf(r->detail, sizeof(r->detail), "%s", r->ok ? "BPF_MAP_TYPE_RINGBUF" : "unsupported (needs Linux >= 5.8)");
+	r->ok = priv && libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+	snprintf(r->detail, sizeof(r->detail), "%s",
+		 r->ok ? "BPF_MAP_TYPE_RINGBUF"
+		 : priv ? "unsupported (needs Linux >= 5.8)" : "not probed without privileges");
 
 	static const struct {
 		int which;
@@ -262,8 +264,10 @@ int cmd_check(int argc, char **argv)
 	}
 	r = &res[n++];
 	r->name = "stack_maps";
-	r->ok = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_STACK_TRACE, NULL) == 1;
-	snprintf(r->detail, sizeof(r->detail), "%s", r->ok ? "BPF_MAP_TYPE_STACK_TRACE" : "unsupported");
+	r->ok = priv && libbpf_probe_bpf_map_type(BPF_MAP_TYPE_STACK_TRACE, NULL) == 1;
+	snprintf(r->detail, sizeof(r->detail), "%s",
+		 r->ok ? "BPF_MAP_TYPE_STACK_TRACE"
+		 : priv ? "unsupported" : "not probed without privileges");
 
 	r = &res[n++];
 	r->name = "libcupti";

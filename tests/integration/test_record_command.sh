@@ -61,3 +61,11 @@ echo old >"$T/keep.data"
 "$LS" record -o "$T/keep.data" -d 0.2 2>/dev/null
 check "command.keeps_old" grep -q old "$T/keep.data.old"
 check "command.mode0600" test "$(stat -c %a "$T/keep.data")" = 600
+
+# check: exit 0 here (root, BTF, tracepoints, ring buffer); exit 1 naming
+# the privilege problem for an unprivileged user.
+"$LS" check >"$T/check.txt"; rc=$?
+check "command.check_root" test $rc -eq 0
+setpriv --reuid=65534 --regid=65534 --clear-groups "$LS" check >"$T/check2.txt" 2>&1; rc=$?
+check "command.check_unprivileged" test $rc -eq 1
+grep -q "needs root or CAP_BPF+CAP_PERFMON" "$T/check2.txt" || fail "command.check_message"
