@@ -9,6 +9,7 @@
 #ifndef LATSPLIT_COMMON_BPF_H
 #define LATSPLIT_COMMON_BPF_H
 
+#include <bpf/bpf_endian.h>
 #include "latsplit/events.h"
 
 /* Filled by user space before load. */
@@ -63,6 +64,27 @@ struct {
 	__type(value, struct conn_val);
 } conns SEC(".maps");
 
+/* A read/write-family syscall in flight on a tracked socket, by tid. The
+ * scheduler domain adds the time the thread sleeps inside a write. */
+struct io_inflight {
+	__u64 sk;
+	__u64 conn_id;
+	__u64 buf;      /* buffer, iovec array or msghdr, by call */
+	__u64 ts_enter;
+	__u64 off_start; /* when the thread went to sleep, 0 if running */
+	__u64 blocked_ns;
+	__u32 fd;
+	__u16 call;
+	__u16 dir;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct io_inflight);
+} io_inflight SEC(".maps");
+
 /* tracked_ports values */
 #define PORT_USER 1 /* named with --port: never removed */
 #define PORT_AUTO 2 /* a tracked process listens on it */
@@ -95,11 +117,50 @@ static __always_inline void *reserve(__u32 size)
 	return rec;
 }
 
-static __always_inline void submit(void *rec)
+static __always_inline __u64 wakeup_flags(void)
 {
 	__u64 queued = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 
-	bpf_ringbuf_submit(rec, queued >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return queued >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void submit(void *rec)
+{
+	bpf_ringbuf_submit(rec, wakeup_flags());
+}
+
+#define AF_INET 2
+#define AF_INET6 10
+
+static __always_inline void read_tuple(struct ls_tuple *t, const struct sock_common *skc)
+{
+	__u16 family = BPF_CORE_READ(skc, skc_family);
+
+	__builtin_memset(t, 0, sizeof(*t));
+	t->family = family;
+	t->sport = BPF_CORE_READ(skc, skc_num);
+	t->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
+	if (family == AF_INET) {
+		__u32 s = BPF_CORE_READ(skc, skc_rcv_saddr);
+		__u32 d = BPF_CORE_READ(skc, skc_daddr);
+
+		t->saddr[10] = t->saddr[11] = 0xff;
+		t->daddr[10] = t->daddr[11] = 0xff;
+		__builtin_memcpy(&t->saddr[12], &s, 4);
+		__builtin_memcpy(&t->daddr[12], &d, 4);
+	} else {
+		BPF_CORE_READ_INTO(&t->saddr, skc, skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(&t->daddr, skc, skc_v6_daddr.in6_u.u6_addr8);
+	}
+}
+
+/* The tuple of a tracked socket, with the local port it had when hashed. */
+static __always_inline void tuple_of(struct ls_tuple *t, const struct sock *sk,
+				       const struct conn_val *v)
+{
+	read_tuple(t, &sk->__sk_common);
+	if (!t->sport)
+		t->sport = v->sport;
 }
 
 /* Header for a record about the current task. */

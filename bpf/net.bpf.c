@@ -17,33 +17,9 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define AF_INET 2
-#define AF_INET6 10
 #define IPPROTO_TCP 6
 
 __u64 next_conn_id = 0;
-
-static __always_inline void read_tuple(struct ls_tuple *t, const struct sock_common *skc)
-{
-	__u16 family = BPF_CORE_READ(skc, skc_family);
-
-	__builtin_memset(t, 0, sizeof(*t));
-	t->family = family;
-	t->sport = BPF_CORE_READ(skc, skc_num);
-	t->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
-	if (family == AF_INET) {
-		__u32 s = BPF_CORE_READ(skc, skc_rcv_saddr);
-		__u32 d = BPF_CORE_READ(skc, skc_daddr);
-
-		t->saddr[10] = t->saddr[11] = 0xff;
-		t->daddr[10] = t->daddr[11] = 0xff;
-		__builtin_memcpy(&t->saddr[12], &s, 4);
-		__builtin_memcpy(&t->daddr[12], &d, 4);
-	} else {
-		BPF_CORE_READ_INTO(&t->saddr, skc, skc_v6_rcv_saddr.in6_u.u6_addr8);
-		BPF_CORE_READ_INTO(&t->daddr, skc, skc_v6_daddr.in6_u.u6_addr8);
-	}
-}
 
 static __always_inline bool port_tracked(__u16 port)
 {
@@ -74,15 +50,6 @@ static __always_inline struct conn_val *conn_get(const struct sock *sk, bool min
 	nv.conn_id = __sync_fetch_and_add(&next_conn_id, 1) + 1;
 	bpf_map_update_elem(&conns, &key, &nv, BPF_ANY);
 	return bpf_map_lookup_elem(&conns, &key);
-}
-
-/* The tuple of a tracked socket, with the local port it had when hashed. */
-static __always_inline void conn_tuple(struct ls_tuple *t, const struct sock *sk,
-				       const struct conn_val *v)
-{
-	read_tuple(t, &sk->__sk_common);
-	if (!t->sport)
-		t->sport = v->sport;
 }
 
 static __always_inline void fill_sk(struct ls_hdr *h, __u16 type, __u16 size,
@@ -128,11 +95,13 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 	if (!e)
 		return 0;
 	fill_sk(&e->h, LS_EV_TCP_STATE, sizeof(*e), &e->conn_id, &e->skaddr, v->conn_id, sk);
-	conn_tuple(&e->t, sk, v);
+	tuple_of(&e->t, sk, v);
 	e->oldstate = oldstate;
 	e->newstate = newstate;
 	e->srtt_us = srtt_us(sk);
-	e->pad = 0;
+	e->snd_una = BPF_CORE_READ((const struct tcp_sock *)sk, snd_una);
+	e->snd_nxt = BPF_CORE_READ((const struct tcp_sock *)sk, snd_nxt);
+	e->rcv_nxt = BPF_CORE_READ((const struct tcp_sock *)sk, rcv_nxt);
 	submit(e);
 	return 0;
 }
@@ -149,7 +118,7 @@ static __always_inline int handle_retransmit(const struct sock *sk, const struct
 	if (!e)
 		return 0;
 	fill_sk(&e->h, LS_EV_TCP_RETRANS, sizeof(*e), &e->conn_id, &e->skaddr, v->conn_id, sk);
-	conn_tuple(&e->t, sk, v);
+	tuple_of(&e->t, sk, v);
 	cb = (struct tcp_skb_cb *)&skb->cb[0];
 	e->state = BPF_CORE_READ(sk, __sk_common.skc_state);
 	e->kind = LS_RETRANS_DATA;
@@ -195,7 +164,7 @@ static __always_inline int handle_probe(struct sock *sk, const struct sk_buff *s
 	unsigned char *head;
 	__u16 thoff;
 	__u8 doff_byte = 0;
-	__u32 seq = 0;
+	__u32 seq = 0, ack = 0;
 	__u64 key = (__u64)sk;
 	struct conn_val *v = bpf_map_lookup_elem(&conns, &key);
 
@@ -215,7 +184,11 @@ static __always_inline int handle_probe(struct sock *sk, const struct sk_buff *s
 	thoff = BPF_CORE_READ(skb, transport_header);
 	bpf_probe_read_kernel(&doff_byte, 1, head + thoff + 12);
 	bpf_probe_read_kernel(&seq, 4, head + thoff + 4);
+	bpf_probe_read_kernel(&ack, 4, head + thoff + 8);
 	e->seq = bpf_ntohl(seq);
+	e->ack_seq = bpf_ntohl(ack);
+	e->flags = 0;
+	bpf_probe_read_kernel(&e->flags, 1, head + thoff + 13);
 	e->data_len = BPF_CORE_READ(skb, len) - ((doff_byte >> 4) * 4);
 	submit(e);
 	return 0;
@@ -235,7 +208,7 @@ static __always_inline int handle_reset(const struct sock *sk, __u32 dir)
 	if (!e)
 		return 0;
 	fill_sk(&e->h, LS_EV_TCP_RESET, sizeof(*e), &e->conn_id, &e->skaddr, v->conn_id, sk);
-	conn_tuple(&e->t, sk, v);
+	tuple_of(&e->t, sk, v);
 	e->dir = dir;
 	e->state = BPF_CORE_READ(sk, __sk_common.skc_state);
 	submit(e);
@@ -257,7 +230,7 @@ static __always_inline int handle_destroy(struct sock *sk)
 	if (!e)
 		return 0;
 	fill_sk(&e->h, LS_EV_TCP_DESTROY, sizeof(*e), &e->conn_id, &e->skaddr, cv.conn_id, sk);
-	conn_tuple(&e->t, sk, &cv);
+	tuple_of(&e->t, sk, &cv);
 	submit(e);
 	return 0;
 }

@@ -21,8 +21,28 @@ static __always_inline int handle_switch(struct task_struct *prev, struct task_s
 	__u32 next_tgid = BPF_CORE_READ(next, tgid);
 	struct ls_ev_sched_switch *e;
 
-	if (!tgid_tracked(prev_tgid) && !tgid_tracked(next_tgid))
+	bool prev_tracked = tgid_tracked(prev_tgid), next_tracked = tgid_tracked(next_tgid);
+	__s64 state = task_state(prev);
+
+	if (!prev_tracked && !next_tracked)
 		return 0;
+	/* Time asleep inside a socket write: the send buffer was full. */
+	if (prev_tracked && state != 0) {
+		__u32 tid = BPF_CORE_READ(prev, pid);
+		struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
+
+		if (io && io->dir == LS_IO_OUT)
+			io->off_start = bpf_ktime_get_ns();
+	}
+	if (next_tracked) {
+		__u32 tid = BPF_CORE_READ(next, pid);
+		struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
+
+		if (io && io->off_start) {
+			io->blocked_ns += bpf_ktime_get_ns() - io->off_start;
+			io->off_start = 0;
+		}
+	}
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
@@ -31,7 +51,7 @@ static __always_inline int handle_switch(struct task_struct *prev, struct task_s
 	e->h.tid = BPF_CORE_READ(prev, pid);
 	e->next_pid = next_tgid;
 	e->next_tid = BPF_CORE_READ(next, pid);
-	e->prev_state = task_state(prev);
+	e->prev_state = state;
 	e->prev_prio = BPF_CORE_READ(prev, prio);
 	e->next_prio = BPF_CORE_READ(next, prio);
 	BPF_CORE_READ_STR_INTO(&e->prev_comm, prev, comm);

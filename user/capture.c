@@ -37,6 +37,9 @@ static const struct {
 	[LS_EV_TCP_PROBE] = {"tcp_probe", sizeof(struct ls_ev_tcp_probe)},
 	[LS_EV_TCP_RESET] = {"tcp_reset", sizeof(struct ls_ev_tcp_reset)},
 	[LS_EV_TCP_DESTROY] = {"tcp_destroy", sizeof(struct ls_ev_tcp_destroy)},
+	[LS_EV_SOCK_IO] = {"sock_io", sizeof(struct ls_ev_sock_io)},
+	[LS_EV_SOCK_ACCEPT] = {"sock_accept", sizeof(struct ls_ev_sock_accept)},
+	[LS_EV_SOCK_CLOSE] = {"sock_close", sizeof(struct ls_ev_sock_close)},
 	[LS_REC_PROC_INFO] = {"proc_info", sizeof(struct ls_rec_proc_info)},
 	[LS_REC_DROPS] = {"drops", sizeof(struct ls_rec_drops)},
 	[LS_REC_STATS] = {"stats", sizeof(struct ls_rec_stats)},
@@ -66,6 +69,7 @@ static const struct {
 	{LS_SRC_TCP_PROBE, "tcp_probe"},
 	{LS_SRC_TCP_RESET, "tcp_reset"},
 	{LS_SRC_TCP_DESTROY, "tcp_destroy"},
+	{LS_SRC_SOCK_IO, "sock_io"},
 	{LS_SRC_ATTACH_TP_BTF, "via:tp_btf"},
 };
 

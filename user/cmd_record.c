@@ -47,7 +47,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: latsplit record [-o FILE] [-d SECONDS] [-p PID[,PID...]] [--port N[,N...]]\n"
-		"                       [--ringbuf MB] [-z LEVEL] [-v] [-- COMMAND [ARGS...]]\n\n"
+		"                       [--ringbuf MB] [--capture-bytes N] [-z LEVEL] [-v] [-- COMMAND [ARGS...]]\n\n"
 		"Captures scheduler and TCP events of the tracked processes into FILE.\n"
 		"Tracked: the processes named with -p and their descendants, COMMAND and its\n"
 		"children, and the owners of --port listeners; with none of these, everything.\n\n"
@@ -58,6 +58,8 @@ static void usage(FILE *out)
 		"  -p, --pid PID        track PID and its descendants (repeatable)\n"
 		"      --port N         track TCP connections on local port N (repeatable)\n"
 		"      --ringbuf MB     BPF ring buffer size, power of two (default 8)\n"
+		"      --capture-bytes N  payload prefix kept per socket read/write, 0..4096\n"
+		"                       (default 1024: HTTP heads and SSE events)\n"
 		"  -z, --zlib-level N   compression level 1..9 (default 1)\n"
 		"  -v, --verbose        libbpf and verifier messages\n"
 		"  -h, --help           this help\n");
@@ -256,10 +258,12 @@ int cmd_record(int argc, char **argv)
 		{"pid", required_argument, NULL, 'p'},    {"port", required_argument, NULL, 'P'},
 		{"ringbuf", required_argument, NULL, 'm'}, {"zlib-level", required_argument, NULL, 'z'},
 		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
+		{"capture-bytes", required_argument, NULL, 'C'},
 		{}};
 	const char *path = "latsplit.data";
 	double duration = 0;
-	unsigned long pids[MAX_PIDS], ports[MAX_PORTS], ringbuf_mb = 8, level = 1;
+	unsigned long pids[MAX_PIDS], ports[MAX_PORTS], ringbuf_mb = 8, level = 1,
+		      capture_bytes = 1024;
 	int npids = 0, nports = 0, opt, go_fd = -1, rc = 1;
 	bool verbose = false;
 	char err[512], old[4096];
@@ -303,6 +307,13 @@ int cmd_record(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'C':
+			if (!ls_parse_uint(optarg, LS_IO_MAX_CAPTURE, &capture_bytes)) {
+				ls_err("record", "bad --capture-bytes '%s' (0..%d)", optarg,
+				       LS_IO_MAX_CAPTURE);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -332,13 +343,14 @@ int cmd_record(int argc, char **argv)
 
 	struct ls_bpf_opts bo = {.track_all = track_all,
 				 .ringbuf_bytes = ringbuf_mb << 20,
+				 .capture_bytes = capture_bytes,
 				 .on_record = on_record,
 				 .ctx = &r};
 	if (ls_bpf_start(&r.bpf, &bo, err, sizeof(err))) {
 		ls_err("record", "%s", err);
 		return 1;
 	}
-	if (ls_bpf_missing(r.bpf)[0] && verbose)
+	if (ls_bpf_missing(r.bpf)[0])
 		fprintf(stderr, "latsplit record: not available on this kernel: %s\n",
 			ls_bpf_missing(r.bpf));
 

@@ -145,9 +145,10 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		const struct ls_ev_tcp_state *e = (const void *)rec;
 		tuple_strs(&e->t, a, b, sizeof(a));
 		KV(",\"conn\":%llu,\"local\":\"%s\",\"remote\":\"%s\",\"old\":\"%s\",\"new\":\"%s\","
-		   "\"srtt_us\":%u",
-		   "conn=%llu %s -> %s %s -> %s srtt=%uus", (unsigned long long)e->conn_id, a, b,
-		   ls_tcp_state_name(e->oldstate), ls_tcp_state_name(e->newstate), e->srtt_us);
+		   "\"srtt_us\":%u,\"snd_una\":%u,\"snd_nxt\":%u,\"rcv_nxt\":%u",
+		   "conn=%llu %s -> %s %s -> %s srtt=%uus snd_una=%u snd_nxt=%u rcv_nxt=%u",
+		   (unsigned long long)e->conn_id, a, b, ls_tcp_state_name(e->oldstate),
+		   ls_tcp_state_name(e->newstate), e->srtt_us, e->snd_una, e->snd_nxt, e->rcv_nxt);
 		break;
 	}
 	case LS_EV_TCP_RETRANS: {
@@ -164,11 +165,12 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 	case LS_EV_TCP_PROBE: {
 		const struct ls_ev_tcp_probe *e = (const void *)rec;
 		KV(",\"conn\":%llu,\"srtt_us\":%u,\"cwnd\":%u,\"snd_una\":%u,\"snd_nxt\":%u,"
-		   "\"rcv_nxt\":%u,\"snd_wnd\":%u,\"data_len\":%u,\"seq\":%u",
+		   "\"rcv_nxt\":%u,\"snd_wnd\":%u,\"data_len\":%u,\"seq\":%u,\"ack_seq\":%u,"
+		   "\"flags\":%u",
 		   "conn=%llu srtt=%uus cwnd=%u snd_una=%u snd_nxt=%u rcv_nxt=%u snd_wnd=%u len=%u "
-		   "seq=%u",
+		   "seq=%u ack=%u flags=0x%x",
 		   (unsigned long long)e->conn_id, e->srtt_us, e->snd_cwnd, e->snd_una, e->snd_nxt,
-		   e->rcv_nxt, e->snd_wnd, e->data_len, e->seq);
+		   e->rcv_nxt, e->snd_wnd, e->data_len, e->seq, e->ack_seq, e->flags);
 		break;
 	}
 	case LS_EV_TCP_RESET: {
@@ -184,6 +186,49 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		tuple_strs(&e->t, a, b, sizeof(a));
 		KV(",\"conn\":%llu,\"local\":\"%s\",\"remote\":\"%s\"", "conn=%llu %s -> %s",
 		   (unsigned long long)e->conn_id, a, b);
+		break;
+	}
+	case LS_EV_SOCK_IO: {
+		const struct ls_ev_sock_io *e = (const void *)rec;
+		static const char *const calls[] = {"read",  "readv",  "recvfrom", "recvmsg",
+						    "write", "writev", "sendto",   "sendmsg"};
+		char data[96];
+		size_t n = e->cap_len, k = 0;
+		const unsigned char *p = (const unsigned char *)(e + 1);
+
+		if (n > rec->size - sizeof(*e))
+			n = rec->size - sizeof(*e);
+		for (size_t i = 0; i < n && k + 4 < sizeof(data); i++) {
+			unsigned char c = p[i];
+			if (c == '\r' || c == '\n') {
+				data[k++] = '\\';
+				data[k++] = c == '\r' ? 'r' : 'n';
+			} else {
+				data[k++] = (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') ? '.' : c;
+			}
+		}
+		data[k] = '\0';
+		KV(",\"conn\":%llu,\"fd\":%u,\"dir\":\"%s\",\"call\":\"%s\",\"bytes\":%u,"
+		   "\"ts_enter\":%llu,\"blocked_ns\":%llu,\"cap_len\":%u,\"data\":\"%s\"",
+		   "conn=%llu fd=%u %s %s bytes=%u enter=-%lluns blocked=%lluns cap=%u \"%s\"",
+		   (unsigned long long)e->conn_id, e->fd, e->dir == LS_IO_OUT ? "out" : "in",
+		   e->call < 8 ? calls[e->call] : "?", e->bytes,
+		   json ? (unsigned long long)e->ts_enter
+			: (unsigned long long)(rec->ts - e->ts_enter),
+		   (unsigned long long)e->blocked_ns, e->cap_len, data);
+		break;
+	}
+	case LS_EV_SOCK_ACCEPT: {
+		const struct ls_ev_sock_accept *e = (const void *)rec;
+		tuple_strs(&e->t, a, b, sizeof(a));
+		KV(",\"conn\":%llu,\"fd\":%u,\"local\":\"%s\",\"remote\":\"%s\"",
+		   "conn=%llu fd=%u %s <- %s", (unsigned long long)e->conn_id, e->fd, a, b);
+		break;
+	}
+	case LS_EV_SOCK_CLOSE: {
+		const struct ls_ev_sock_close *e = (const void *)rec;
+		KV(",\"conn\":%llu,\"fd\":%u", "conn=%llu fd=%u", (unsigned long long)e->conn_id,
+		   e->fd);
 		break;
 	}
 	case LS_REC_PROC_INFO: {

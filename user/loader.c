@@ -16,6 +16,7 @@
 #include "probe.h"
 #include "sched.skel.h"
 #include "net.skel.h"
+#include "sock.skel.h"
 
 struct tp {
 	const char *name;
@@ -30,6 +31,9 @@ struct tp {
 struct ls_bpf {
 	struct sched_bpf *sched;
 	struct net_bpf *net;
+	struct sock_bpf *sock;
+	struct bpf_link *sock_links[32];
+	int nsock_links;
 	struct ring_buffer *rb;
 	struct tp tps[MAX_TPS];
 	int ntps;
@@ -94,9 +98,59 @@ static int choose_programs(struct ls_bpf *b, char *err, size_t errlen)
 	return 0;
 }
 
-static int reuse(struct bpf_map *dst, const struct bpf_map *src)
+/* Every map of `dst` that `src` also defines (same name) uses src's fd, so
+ * all objects feed one ring buffer and share one filter. */
+static int share_maps(struct bpf_object *dst, const struct bpf_object *src)
 {
-	return bpf_map__reuse_fd(dst, bpf_map__fd(src));
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, dst) {
+		const struct bpf_map *s = bpf_object__find_map_by_name(src, bpf_map__name(m));
+		const char *name = bpf_map__name(m);
+		int e;
+
+		/* rodata/bss/data are per object, never shared. */
+		if (!s || strchr(name, '.'))
+			continue;
+		e = bpf_map__reuse_fd(m, bpf_map__fd(s));
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
+/* The socket-I/O domain: syscall tracepoints, which need tracefs. Optional:
+ * without it, TCP and scheduler events still flow. */
+static void start_sock(struct ls_bpf *b)
+{
+	struct bpf_program *p;
+	int e;
+
+	if (!ls_tracefs()) {
+		snprintf(b->missing + strlen(b->missing), sizeof(b->missing) - strlen(b->missing),
+			 "%ssocket I/O (tracefs not mounted)", b->missing[0] ? ", " : "");
+		return;
+	}
+	e = sock_bpf__load(b->sock);
+	if (e) {
+		snprintf(b->missing + strlen(b->missing), sizeof(b->missing) - strlen(b->missing),
+			 "%ssocket I/O (load: %s)", b->missing[0] ? ", " : "", strerror(-e));
+		return;
+	}
+	bpf_object__for_each_program(p, b->sock->obj) {
+		struct bpf_link *l = bpf_program__attach(p);
+
+		if (!l || b->nsock_links == (int)(sizeof(b->sock_links) / sizeof(b->sock_links[0]))) {
+			bpf_link__destroy(l);
+			snprintf(b->missing + strlen(b->missing),
+				 sizeof(b->missing) - strlen(b->missing), "%s%s",
+				 b->missing[0] ? ", " : "", bpf_program__name(p));
+			continue;
+		}
+		b->sock_links[b->nsock_links++] = l;
+	}
+	if (b->nsock_links)
+		b->sources |= LS_SRC_SOCK_IO;
 }
 
 int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err, size_t errlen)
@@ -115,15 +169,20 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	}
 	b->sched = sched_bpf__open();
 	b->net = net_bpf__open();
-	if (!b->sched || !b->net) {
+	b->sock = sock_bpf__open();
+	if (!b->sched || !b->net || !b->sock) {
 		e = -errno;
 		snprintf(err, errlen, "opening BPF objects: %s", strerror(errno));
 		goto fail;
 	}
 	b->sched->rodata->track_all = opts->track_all;
 	b->net->rodata->track_all = opts->track_all;
-	b->sched->rodata->self_tgid = b->net->rodata->self_tgid = getpid();
-	b->sched->rodata->wakeup_bytes = b->net->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
+	b->sock->rodata->track_all = opts->track_all;
+	b->sched->rodata->self_tgid = b->net->rodata->self_tgid = b->sock->rodata->self_tgid =
+		getpid();
+	b->sched->rodata->wakeup_bytes = b->net->rodata->wakeup_bytes =
+		b->sock->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
+	b->sock->rodata->capture_bytes = opts->capture_bytes;
 	bpf_map__set_max_entries(b->sched->maps.events, opts->ringbuf_bytes);
 	table(b);
 	e = choose_programs(b, err, errlen);
@@ -135,11 +194,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 			 strerror(-e));
 		goto fail;
 	}
-	if ((e = reuse(b->net->maps.events, b->sched->maps.events)) ||
-	    (e = reuse(b->net->maps.drops, b->sched->maps.drops)) ||
-	    (e = reuse(b->net->maps.tracked_tgids, b->sched->maps.tracked_tgids)) ||
-	    (e = reuse(b->net->maps.tracked_ports, b->sched->maps.tracked_ports)) ||
-	    (e = reuse(b->net->maps.conns, b->sched->maps.conns))) {
+	if ((e = share_maps(b->net->obj, b->sched->obj)) ||
+	    (e = share_maps(b->sock->obj, b->sched->obj))) {
 		snprintf(err, errlen, "sharing BPF maps: %s", strerror(-e));
 		goto fail;
 	}
@@ -166,6 +222,7 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 		}
 		b->sources |= t->source;
 	}
+	start_sock(b);
 	b->rb = ring_buffer__new(bpf_map__fd(b->sched->maps.events), opts->on_record, opts->ctx,
 				 NULL);
 	if (!b->rb) {
@@ -251,6 +308,9 @@ void ls_bpf_stop(struct ls_bpf *b)
 	ring_buffer__free(b->rb);
 	for (int i = 0; i < b->ntps; i++)
 		bpf_link__destroy(b->tps[i].link);
+	for (int i = 0; i < b->nsock_links; i++)
+		bpf_link__destroy(b->sock_links[i]);
+	sock_bpf__destroy(b->sock);
 	net_bpf__destroy(b->net);
 	sched_bpf__destroy(b->sched);
 	free(b);

@@ -17,6 +17,7 @@ struct ls_bpf;
 struct ls_bpf_opts {
 	bool track_all;
 	size_t ringbuf_bytes; /* power of two, >= page size */
+	unsigned int capture_bytes; /* payload prefix per socket I/O, <= 4096 */
 	ring_buffer_sample_fn on_record;
 	void *ctx;
 };

@@ -35,6 +35,9 @@ enum ls_type {
 	LS_EV_TCP_PROBE = 9,
 	LS_EV_TCP_RESET = 10,
 	LS_EV_TCP_DESTROY = 11,
+	LS_EV_SOCK_IO = 12,
+	LS_EV_SOCK_ACCEPT = 13,
+	LS_EV_SOCK_CLOSE = 14,
 	LS_EV_KERNEL_MAX,
 
 	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
@@ -123,7 +126,9 @@ struct ls_ev_tcp_state {
 	__u32 oldstate;
 	__u32 newstate;
 	__u32 srtt_us;
-	__u32 pad;
+	__u32 snd_una;
+	__u32 snd_nxt; /* at ESTABLISHED: iss + 1 (passive) */
+	__u32 rcv_nxt; /* at ESTABLISHED: irs + 1 */
 };
 
 /* tcp_retransmit_skb / tcp_retransmit_synack. */
@@ -154,7 +159,9 @@ struct ls_ev_tcp_probe {
 	__u32 rcv_nxt;
 	__u32 snd_wnd;
 	__u32 data_len; /* payload bytes in this segment */
-	__u32 seq;
+	__u32 seq;      /* this segment's sequence number */
+	__u32 ack_seq;  /* the ACK it carries (acknowledges our bytes up to it) */
+	__u32 flags;    /* TCP flags byte (FIN 0x01, SYN 0x02, RST 0x04, ACK 0x10) */
 };
 
 enum ls_reset_dir { LS_RESET_SENT = 0, LS_RESET_RECEIVED = 1 };
@@ -173,6 +180,55 @@ struct ls_ev_tcp_destroy {
 	__u64 conn_id;
 	__u64 skaddr;
 	struct ls_tuple t;
+};
+
+/*
+ * Socket I/O of a tracked process on a tracked TCP connection, from the
+ * syscall tracepoints. One record per read/write-family syscall that moved
+ * bytes (or read EOF: bytes == 0). h.ts is the syscall exit; ts_enter its
+ * entry. Up to cap_len bytes of the payload follow (the prefix the app read
+ * or wrote; for vectored I/O the first iovec's). blocked_ns: time the thread
+ * slept inside a write (send buffer full / zero window).
+ */
+enum ls_io_dir { LS_IO_IN = 0, LS_IO_OUT = 1 };
+enum ls_io_call {
+	LS_IO_READ, LS_IO_READV, LS_IO_RECVFROM, LS_IO_RECVMSG,
+	LS_IO_WRITE, LS_IO_WRITEV, LS_IO_SENDTO, LS_IO_SENDMSG,
+};
+#define LS_IO_MAX_CAPTURE 4096
+
+struct ls_ev_sock_io {
+	struct ls_hdr h;
+	__u64 conn_id;
+	__u64 skaddr;
+	__u64 ts_enter;
+	__u64 blocked_ns;
+	__u32 fd;
+	__u32 bytes;   /* bytes moved by the syscall */
+	__u16 dir;     /* enum ls_io_dir */
+	__u16 call;    /* enum ls_io_call */
+	__u16 cap_len; /* payload bytes that follow */
+	__u16 pad;
+	/* __u8 data[cap_len]; */
+};
+
+/* accept()/accept4() returned fd for a tracked connection. */
+struct ls_ev_sock_accept {
+	struct ls_hdr h;
+	__u64 conn_id;
+	__u64 skaddr;
+	struct ls_tuple t;
+	__u32 fd;
+	__u32 pad;
+};
+
+/* close(fd) of a tracked connection by the app. */
+struct ls_ev_sock_close {
+	struct ls_hdr h;
+	__u64 conn_id;
+	__u64 skaddr;
+	__u32 fd;
+	__u32 pad;
 };
 
 /* ---- side records written by user space ---- */
