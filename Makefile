@@ -20,7 +20,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 AGENT_SRCS := $(wildcard user/*.c)
 AGENT_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(AGENT_SRCS))
 # What unit tests link: everything but the CLI and the BPF loader.
-LIB_SRCS := user/capture.c user/order.c user/format.c
+LIB_SRCS := user/capture.c user/order.c user/format.c user/http.c
 LIB_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -34,7 +34,7 @@ Q := $(if $(V),,@)
 msg = $(if $(V),,@printf '  %-8s %s\n' $(1) $(2))
 
 .SECONDARY:
-.PHONY: all deps test unit integration demo bench vmlinux clean install
+.PHONY: fuzz all deps test unit integration demo bench vmlinux clean install
 all: $(BUILD)/latsplit $(TOOLS)
 
 deps:
@@ -80,7 +80,17 @@ $(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/capture.o $(BU
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
-test: deps all $(UNIT_BINS)
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/http.c user/http.h | $(BUILD)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) -std=gnu11 -g -O1 -Iuser -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_http.c user/http.c
+
+fuzz: $(BUILD)/fuzz-http
+	@mkdir -p $(BUILD)/fuzz-corpus
+	$(BUILD)/fuzz-http -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-corpus tests/fuzz/seeds
+
+test: deps all $(UNIT_BINS) $(BUILD)/fuzz-http
 	@tests/run.sh
 
 unit: $(UNIT_BINS)

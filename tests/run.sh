@@ -30,6 +30,16 @@ for t in build/tests/test_*; do
   fi
 done
 
+# The HTTP parser's fuzz target, briefly (make fuzz runs it longer).
+if [[ -x build/fuzz-http ]]; then
+  mkdir -p build/fuzz-corpus
+  out=$(build/fuzz-http -max_total_time=${FUZZ_SECONDS:-15} -max_len=4096 build/fuzz-corpus tests/fuzz/seeds 2>&1); rc=$?
+  echo "$out" > "$log_dir/fuzz-http.log"
+  runs=$(grep -o 'Done [0-9]* runs' <<<"$out" | tail -1)
+  if [[ $rc -eq 0 ]]; then passed=$((passed + 1)); echo "PASS fuzz/http ($runs)"
+  else failed=$((failed + 1)); echo "FAIL fuzz/http (log: $log_dir/fuzz-http.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi
+fi
+
 if [[ $unit_only -eq 0 ]]; then
   for t in tests/integration/test_*.sh; do
     name=$(basename "$t" .sh)

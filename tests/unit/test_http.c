@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * HTTP parser: every example gives the same callbacks whole, split at every
+ * byte boundary, and byte by byte; pipelining, chunked with extensions and
+ * trailers, SSE with multi-line events and comments, interim and bodiless
+ * responses, oversized heads, garbage, and unknown (uncaptured) stretches.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+
+struct log {
+	char s[8192];
+	size_t n;
+};
+
+static void add(struct log *l, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(l->s + l->n, sizeof(l->s) - l->n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		l->n += k;
+}
+
+static void on_head(void *ctx, const struct ls_http_msg *m)
+{
+	if (m->status)
+		add(ctx, "H%d%s%s%s|", m->status, m->sse ? " sse" : "", m->chunked ? " chunked" : "",
+		    m->close ? " close" : "");
+	else
+		add(ctx, "H%s %s%s%s%s%s|", m->method, m->path, m->x_request_id[0] ? " rid=" : "",
+		    m->x_request_id, m->traceparent[0] ? " tp=" : "", m->traceparent);
+}
+static void on_body(void *ctx) { add(ctx, "B|"); }
+static void on_event(void *ctx, bool done) { add(ctx, done ? "D|" : "E|"); }
+static void on_end(void *ctx) { add(ctx, "END|"); }
+static void on_lost(void *ctx, const char *why) { add(ctx, "LOST(%s)|", why); }
+
+static const struct ls_http_cb cb = {on_head, on_body, on_event, on_end, on_lost};
+
+/* Feeds `s` in pieces cut at the offsets in cuts[] (ascending). */
+static void run(enum ls_http_kind kind, const char *s, size_t len, const size_t *cuts, int ncuts,
+		struct log *out, bool eof)
+{
+	struct ls_http_parser *p = malloc(sizeof(*p));
+	size_t at = 0;
+
+	memset(out, 0, sizeof(*out));
+	ls_http_init(p, kind, &cb, out);
+	for (int i = 0; i <= ncuts; i++) {
+		size_t end = i < ncuts ? cuts[i] : len;
+		ls_http_feed(p, (const uint8_t *)s + at, end - at, end - at);
+		at = end;
+	}
+	if (eof && ls_http_eof(p))
+		add(out, "INCOMPLETE|");
+	free(p);
+}
+
+/* Whole vs every two-way split vs byte-by-byte: identical logs. */
+static void check_splits(enum ls_http_kind kind, const char *s, const char *want, bool eof)
+{
+	size_t len = strlen(s);
+	struct log whole, part;
+
+	run(kind, s, len, NULL, 0, &whole, eof);
+	assert_string_equal(whole.s, want);
+	for (size_t cut = 1; cut < len; cut++) {
+		run(kind, s, len, &cut, 1, &part, eof);
+		if (strcmp(part.s, want))
+			fail_msg("split at %zu: got %s want %s", cut, part.s, want);
+	}
+	size_t *cuts = malloc(len * sizeof(size_t));
+	for (size_t i = 1; i < len; i++)
+		cuts[i - 1] = i;
+	run(kind, s, len, cuts, (int)len - 1, &part, eof);
+	assert_string_equal(part.s, want);
+	free(cuts);
+}
+
+static void test_request_simple(void **state)
+{
+	(void)state;
+	check_splits(LS_HTTP_REQUEST, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n", "HGET /health|END|",
+		     false);
+	check_splits(LS_HTTP_REQUEST,
+		     "POST /v1/completions HTTP/1.1\r\nContent-Length: 5\r\nX-Request-Id: abc-1\r\n"
+		     "traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\r\n\r\nhello",
+		     "HPOST /v1/completions rid=abc-1 tp=00-0af7651916cd43dd8448eb211c80319c-"
+		     "b7ad6b7169203331-01|B|END|",
+		     false);
+}
+
+static void test_pipelining(void **state)
+{
+	(void)state;
+	check_splits(LS_HTTP_REQUEST,
+		     "POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\n\r\n"
+		     "POST /c HTTP/1.1\r\ncontent-length: 0\r\n\r\n",
+		     "HPOST /a|B|END|HGET /b|END|HPOST /c|END|", false);
+	check_splits(LS_HTTP_RESPONSE,
+		     "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 404 Not Found\r\n"
+		     "Content-Length: 0\r\n\r\n",
+		     "H200|B|END|H404|END|", false);
+}
+
+static void test_chunked(void **state)
+{
+	(void)state;
+	/* extensions and trailers */
+	check_splits(LS_HTTP_REQUEST,
+		     "POST /up HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+		     "4;name=val\r\nwiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0;x=y\r\n"
+		     "Expires: never\r\nX-Trailer: 1\r\n\r\nGET /next HTTP/1.1\r\n\r\n",
+		     "HPOST /up|B|END|HGET /next|END|", false);
+	check_splits(LS_HTTP_RESPONSE,
+		     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		     "H200 chunked|B|END|", false);
+}
+
+static void test_sse(void **state)
+{
+	(void)state;
+	/* multi-line events, comments, other fields, CRLF and LF line ends */
+	check_splits(LS_HTTP_RESPONSE,
+		     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
+		     "Transfer-Encoding: chunked\r\n\r\n"
+		     "1f\r\n: keep-alive comment\n\ndata: a\n\n\r\n"
+		     "F;ext=1\r\ndata:b\ndata: c\n\r\n"
+		     "1\r\n\n\r\n"
+		     "15\r\nevent: x\r\ndata: d\r\n\r\n\r\n"
+		     "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n",
+		     "H200 sse chunked|B|E|E|E|D|END|", false);
+	/* SSE without framing: the body ends at close */
+	check_splits(LS_HTTP_RESPONSE,
+		     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+		     "data: 1\n\ndata: 2\n\ndata: [DONE]\n\n",
+		     "H200 sse close|B|E|E|D|END|", true);
+}
+
+static void test_interim_and_bodiless(void **state)
+{
+	struct ls_http_parser p;
+	struct log l = {0};
+	const char *r = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n"
+			"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+	(void)state;
+	check_splits(LS_HTTP_RESPONSE,
+		     "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"
+		     "HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n",
+		     "H204|END|H304|END|", false);
+	/* the response to a HEAD request has a length but no body */
+	ls_http_init(&p, LS_HTTP_RESPONSE, &cb, &l);
+	ls_http_expect_head(&p);
+	ls_http_feed(&p, (const uint8_t *)r, strlen(r), strlen(r));
+	assert_string_equal(l.s, "H200|END|H200|B|END|");
+}
+
+static void test_http10_close(void **state)
+{
+	(void)state;
+	check_splits(LS_HTTP_RESPONSE, "HTTP/1.0 200 OK\r\nServer: x\r\n\r\nbody bytes",
+		     "H200 close|B|END|", true);
+	/* cut short: reported incomplete */
+	check_splits(LS_HTTP_REQUEST, "POST /x HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc",
+		     "HPOST /x|B|INCOMPLETE|", true);
+}
+
+static void test_garbage(void **state)
+{
+	struct log l;
+	unsigned char junk[4096];
+	unsigned seed = 3;
+
+	(void)state;
+	check_splits(LS_HTTP_REQUEST, "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+		     "LOST(not HTTP)|", false);
+	check_splits(LS_HTTP_REQUEST, "SSH-2.0-OpenSSH_9.2\r\n", "LOST(not HTTP)|", false);
+	check_splits(LS_HTTP_RESPONSE, "HTTP/2 200\r\n\r\n", "LOST(not HTTP)|", false);
+	check_splits(LS_HTTP_REQUEST, "GET /x HTTP/1.1\r\nContent-Length: 12x\r\n\r\n",
+		     "LOST(not HTTP)|", false);
+	for (int round = 0; round < 200; round++) {
+		for (size_t i = 0; i < sizeof(junk); i++)
+			junk[i] = rand_r(&seed);
+		run(round & 1 ? LS_HTTP_RESPONSE : LS_HTTP_REQUEST, (const char *)junk, sizeof(junk),
+		    NULL, 0, &l, true);
+		assert_null(strstr(l.s, "END"));
+	}
+}
+
+static void test_oversized_head(void **state)
+{
+	size_t n = LS_HTTP_MAX_HEAD + 100;
+	char *big = malloc(n + 64);
+	struct log l;
+
+	(void)state;
+	strcpy(big, "GET / HTTP/1.1\r\nX-Big: ");
+	memset(big + strlen(big), 'a', n);
+	strcpy(big + n, "\r\n\r\n");
+	run(LS_HTTP_REQUEST, big, strlen(big), NULL, 0, &l, false);
+	assert_string_equal(l.s, "LOST(head larger than 16 KiB)|");
+	free(big);
+}
+
+/* Uncaptured stretches: body gaps are fine, framing gaps lose sync until
+ * the next chunk of I/O that starts a message. */
+static void test_gaps(void **state)
+{
+	struct ls_http_parser p;
+	struct log l = {0};
+	const char *head = "POST /a HTTP/1.1\r\nContent-Length: 5000\r\n\r\n";
+	const char *next = "GET /b HTTP/1.1\r\n\r\n";
+
+	(void)state;
+	ls_http_init(&p, LS_HTTP_REQUEST, &cb, &l);
+	/* head known, 5000 body bytes of which 100 known */
+	char buf[6000];
+	memcpy(buf, head, strlen(head));
+	memset(buf + strlen(head), 'x', 100);
+	ls_http_feed(&p, (const uint8_t *)buf, strlen(head) + 100, strlen(head) + 5000);
+	ls_http_feed(&p, (const uint8_t *)next, strlen(next), strlen(next));
+	assert_string_equal(l.s, "HPOST /a|B|END|HGET /b|END|");
+
+	/* a head cut by the capture limit: sync lost, regained at the next message */
+	memset(&l, 0, sizeof(l));
+	ls_http_init(&p, LS_HTTP_REQUEST, &cb, &l);
+	ls_http_feed(&p, (const uint8_t *)head, 10, strlen(head) + 5000);
+	ls_http_feed(&p, (const uint8_t *)"xxxx", 4, 4);
+	ls_http_feed(&p, (const uint8_t *)next, strlen(next), strlen(next));
+	assert_string_equal(l.s, "LOST(HTTP framing beyond the captured bytes (raise --capture-bytes))|"
+				 "HGET /b|END|");
+
+	/* SSE: events in known bytes count, unknown ones do not invent any */
+	memset(&l, 0, sizeof(l));
+	ls_http_init(&p, LS_HTTP_RESPONSE, &cb, &l);
+	const char *r = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 40\r\n\r\n";
+	ls_http_feed(&p, (const uint8_t *)r, strlen(r), strlen(r));
+	ls_http_feed(&p, (const uint8_t *)"data: 1\n\n", 9, 9);
+	ls_http_feed(&p, (const uint8_t *)"data: 2\n\n", 3, 9);   /* cut mid-line */
+	ls_http_feed(&p, (const uint8_t *)"\ndata: 3\n\n", 10, 10);
+	ls_http_feed(&p, (const uint8_t *)"data: [DONE]\n\n", 12, 12);
+	assert_string_equal(l.s, "H200 sse|B|E|E|END|");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_request_simple),
+		cmocka_unit_test(test_pipelining),
+		cmocka_unit_test(test_chunked),
+		cmocka_unit_test(test_sse),
+		cmocka_unit_test(test_interim_and_bodiless),
+		cmocka_unit_test(test_http10_close),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_oversized_head),
+		cmocka_unit_test(test_gaps),
+	};
+	return cmocka_run_group_tests_name("http", tests, NULL, NULL);
+}

@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Incremental HTTP/1.1 parser (see http.h). A byte-at-a-time state machine
+ * for framing, with bulk skips over body bytes, so a split anywhere gives
+ * the same callbacks as the whole stream.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http.h"
+
+static const char *const methods[] = {"GET",   "POST",    "PUT",   "DELETE", "HEAD",
+				      "PATCH", "OPTIONS", "TRACE", "CONNECT"};
+
+void ls_http_init(struct ls_http_parser *p, enum ls_http_kind kind, const struct ls_http_cb *cb,
+		  void *ctx)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	p->cb = cb;
+	p->ctx = ctx;
+}
+
+void ls_http_expect_head(struct ls_http_parser *p)
+{
+	p->pending_head_requests++;
+}
+
+bool ls_http_in_message(const struct ls_http_parser *p)
+{
+	return p->st != LS_HTTP_ST_START && p->st != LS_HTTP_ST_OPAQUE && p->st != LS_HTTP_ST_LOST;
+}
+
+static void lose(struct ls_http_parser *p, enum ls_http_state st, const char *why)
+{
+	p->st = st;
+	p->lost_count++;
+	if (p->cb->lost)
+		p->cb->lost(p->ctx, why);
+}
+
+static void message_end(struct ls_http_parser *p)
+{
+	p->messages++;
+	p->st = LS_HTTP_ST_START;
+	p->head_len = 0;
+	if (p->cb->end)
+		p->cb->end(p->ctx);
+}
+
+static void body_start(struct ls_http_parser *p)
+{
+	if (p->body_started)
+		return;
+	p->body_started = true;
+	if (p->cb->body_start)
+		p->cb->body_start(p->ctx);
+}
+
+/* ---- SSE: events end at a blank line; "data:" lines make them events ---- */
+
+static void sse_line_done(struct ls_http_parser *p)
+{
+	size_t n = p->sse_line_len;
+
+	if (!p->sse_line_unknown) {
+		/* Only the first bytes of a line are kept: enough to classify it. */
+		if (n == 1 && p->sse_line[0] == '\r')
+			n = 0;
+		if (n > sizeof(p->sse_line))
+			n = sizeof(p->sse_line);
+		if (n == 0) {
+			if (p->sse_has_data && p->cb->event)
+				p->cb->event(p->ctx, p->sse_done);
+			p->sse_has_data = p->sse_done = false;
+		} else if (n >= 5 && !memcmp(p->sse_line, "data:", 5)) {
+			const char *v = p->sse_line + 5;
+			size_t vl = n - 5;
+			if (vl && *v == ' ')
+				v++, vl--;
+			p->sse_has_data = true;
+			if (vl >= 6 && !memcmp(v, "[DONE]", 6))
+				p->sse_done = true;
+		}
+	}
+	p->sse_line_len = 0;
+	p->sse_line_unknown = false;
+}
+
+static void sse_bytes(struct ls_http_parser *p, const uint8_t *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (d[i] == '\n') {
+			sse_line_done(p);
+			continue;
+		}
+		if (p->sse_line_len < sizeof(p->sse_line))
+			p->sse_line[p->sse_line_len] = d[i];
+		p->sse_line_len++;
+	}
+}
+
+/* Body bytes: known when d != NULL. */
+static void body_bytes(struct ls_http_parser *p, const uint8_t *d, size_t n)
+{
+	if (!n)
+		return;
+	body_start(p);
+	if (!p->sse)
+		return;
+	if (d) {
+		sse_bytes(p, d, n);
+	} else {
+		/* Unknown bytes: whatever line they were in is unknowable. */
+		p->sse_line_unknown = true;
+		p->sse_has_data = false;
+	}
+}
+
+/* ---- heads ---- */
+
+static bool is_token_upper(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isupper((unsigned char)s[i]))
+			return false;
+	return n > 0;
+}
+
+/* Could `s` (n bytes) be the start of a message of this kind? Used to
+ * reject non-HTTP early and to resynchronise. */
+static bool plausible_start(const struct ls_http_parser *p, const uint8_t *s, size_t n)
+{
+	if (p->kind == LS_HTTP_RESPONSE) {
+		static const char v[] = "HTTP/1.";
+		size_t k = n < 7 ? n : 7;
+		return k && !memcmp(s, v, k);
+	}
+	for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
+		size_t ml = strlen(methods[m]);
+		size_t k = n < ml + 1 ? n : ml + 1;
+		char want[16];
+
+		memcpy(want, methods[m], ml);
+		want[ml] = ' ';
+		if (k && !memcmp(s, want, k))
+			return true;
+	}
+	return false;
+}
+
+static void copy_value(char *dst, size_t cap, const char *v, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k + 1 < cap; i++) {
+		unsigned char c = v[i];
+		dst[k++] = (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') ? '?' : c;
+	}
+	dst[k] = '\0';
+}
+
+static bool header_is(const char *name, size_t nl, const char *want)
+{
+	return strlen(want) == nl && !strncasecmp(name, want, nl);
+}
+
+static void trim(const char **v, size_t *n)
+{
+	while (*n && (**v == ' ' || **v == '\t'))
+		(*v)++, (*n)--;
+	while (*n && ((*v)[*n - 1] == ' ' || (*v)[*n - 1] == '\t' || (*v)[*n - 1] == '\r'))
+		(*n)--;
+}
+
+/* Parses the complete head in p->head. false: not HTTP. */
+static bool parse_head(struct ls_http_parser *p, struct ls_http_msg *m)
+{
+	char *h = p->head, *end = h + p->head_len;
+	char *eol = memchr(h, '\n', p->head_len);
+	bool http10 = false, keep_alive = false;
+
+	memset(m, 0, sizeof(*m));
+	m->head_bytes = p->head_len;
+	if (!eol)
+		return false;
+	size_t ll = eol - h;
+	if (ll && h[ll - 1] == '\r')
+		ll--;
+	if (p->kind == LS_HTTP_REQUEST) {
+		char *sp1 = memchr(h, ' ', ll), *sp2;
+		if (!sp1 || !is_token_upper(h, sp1 - h) || (size_t)(sp1 - h) >= sizeof(m->method))
+			return false;
+		sp2 = memchr(sp1 + 1, ' ', h + ll - sp1 - 1);
+		if (!sp2 || sp2 == sp1 + 1 || h + ll - sp2 - 1 != 8 || memcmp(sp2 + 1, "HTTP/1.", 7))
+			return false;
+		http10 = sp2[8] == '0';
+		memcpy(m->method, h, sp1 - h);
+		copy_value(m->path, sizeof(m->path), sp1 + 1, sp2 - sp1 - 1);
+	} else {
+		if (ll < 12 || memcmp(h, "HTTP/1.", 7) || h[8] != ' ' || !isdigit((unsigned char)h[9]) ||
+		    !isdigit((unsigned char)h[10]) || !isdigit((unsigned char)h[11]))
+			return false;
+		http10 = h[7] == '0';
+		m->status = (h[9] - '0') * 100 + (h[10] - '0') * 10 + (h[11] - '0');
+	}
+	for (char *line = eol + 1; line < end;) {
+		char *le = memchr(line, '\n', end - line);
+		size_t n = le ? (size_t)(le - line) : (size_t)(end - line);
+		char *colon = memchr(line, ':', n);
+
+		if (colon) {
+			const char *v = colon + 1;
+			size_t nl = colon - line, vl = n - nl - 1;
+
+			trim(&v, &vl);
+			if (header_is(line, nl, "content-length")) {
+				char num[24];
+				if (!vl || vl >= sizeof(num))
+					return false;
+				memcpy(num, v, vl);
+				num[vl] = '\0';
+				for (size_t i = 0; i < vl; i++)
+					if (!isdigit((unsigned char)num[i]))
+						return false;
+				m->has_length = true;
+				m->content_length = strtoull(num, NULL, 10);
+			} else if (header_is(line, nl, "transfer-encoding")) {
+				/* chunked must be the last coding */
+				m->chunked = vl >= 7 && !strncasecmp(v + vl - 7, "chunked", 7);
+			} else if (header_is(line, nl, "content-type")) {
+				m->sse = vl >= 17 && !strncasecmp(v, "text/event-stream", 17);
+			} else if (header_is(line, nl, "connection")) {
+				if (vl >= 5 && !strncasecmp(v, "close", 5))
+					m->close = true;
+				if (vl >= 10 && !strncasecmp(v, "keep-alive", 10))
+					keep_alive = true;
+			} else if (header_is(line, nl, "x-request-id")) {
+				copy_value(m->x_request_id, sizeof(m->x_request_id), v, vl);
+			} else if (header_is(line, nl, "traceparent")) {
+				copy_value(m->traceparent, sizeof(m->traceparent), v, vl);
+			}
+		}
+		if (!le)
+			break;
+		line = le + 1;
+	}
+	if (http10 && !keep_alive)
+		m->close = true;
+	return true;
+}
+
+/* After a complete head: choose how the body is framed. */
+static void head_done(struct ls_http_parser *p)
+{
+	struct ls_http_msg m;
+
+	if (!parse_head(p, &m)) {
+		lose(p, LS_HTTP_ST_OPAQUE, "not HTTP");
+		return;
+	}
+	p->head_len = 0;
+	p->body_started = false;
+	p->sse = m.sse;
+	p->sse_line_len = 0;
+	p->sse_line_unknown = false;
+	p->sse_has_data = p->sse_done = false;
+	if (p->kind == LS_HTTP_RESPONSE && m.status >= 100 && m.status < 200) {
+		p->st = LS_HTTP_ST_START; /* interim response: the real one follows */
+		return;
+	}
+	if (p->cb->head)
+		p->cb->head(p->ctx, &m);
+	bool no_body = false;
+	if (p->kind == LS_HTTP_RESPONSE) {
+		if (p->pending_head_requests > 0) {
+			p->pending_head_requests--;
+			no_body = true;
+		}
+		no_body |= m.status == 204 || m.status == 304;
+	}
+	if (no_body) {
+		message_end(p);
+	} else if (m.chunked) {
+		p->st = LS_HTTP_ST_CHUNK_SIZE;
+		p->line_len = 0;
+	} else if (m.has_length) {
+		p->remaining = m.content_length;
+		p->st = LS_HTTP_ST_BODY_LEN;
+		if (!p->remaining)
+			message_end(p);
+	} else if (p->kind == LS_HTTP_RESPONSE) {
+		p->st = LS_HTTP_ST_BODY_EOF;
+	} else {
+		message_end(p); /* a request without length has no body */
+	}
+}
+
+/* Adds one head byte; returns false when the head overflowed. */
+static bool head_byte(struct ls_http_parser *p, uint8_t c)
+{
+	if (p->head_len == sizeof(p->head))
+		return false;
+	p->head[p->head_len++] = c;
+	if (p->head_len >= 2 && p->head[p->head_len - 1] == '\n' &&
+	    (p->head[p->head_len - 2] == '\n' ||
+	     (p->head_len >= 4 && p->head[p->head_len - 2] == '\r' &&
+	      p->head[p->head_len - 3] == '\n')))
+		head_done(p);
+	return true;
+}
+
+static bool chunk_size_line(struct ls_http_parser *p)
+{
+	size_t n = p->line_len, i = 0;
+	uint64_t size = 0;
+
+	if (n && p->line[n - 1] == '\r')
+		n--;
+	for (; i < n && isxdigit((unsigned char)p->line[i]); i++) {
+		if (size >> 60)
+			return false;
+		size = size * 16 + (isdigit((unsigned char)p->line[i]) ? p->line[i] - '0'
+								: (tolower(p->line[i]) - 'a' + 10));
+	}
+	/* extensions after ';' are ignored */
+	if (i == 0 || (i < n && p->line[i] != ';' && p->line[i] != ' ' && p->line[i] != '\t'))
+		return false;
+	p->line_len = 0;
+	if (size == 0) {
+		p->st = LS_HTTP_ST_TRAILER;
+	} else {
+		p->remaining = size;
+		p->st = LS_HTTP_ST_CHUNK_DATA;
+	}
+	return true;
+}
+
+/* Processes known bytes. */
+static void feed_known(struct ls_http_parser *p, const uint8_t *d, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		switch (p->st) {
+		case LS_HTTP_ST_OPAQUE:
+			return;
+		case LS_HTTP_ST_LOST:
+			return; /* resync happens only at a feed boundary */
+		case LS_HTTP_ST_START:
+			if (d[i] == '\r' || d[i] == '\n') { /* stray CRLF between messages */
+				i++;
+				continue;
+			}
+			if (!plausible_start(p, d + i, n - i)) {
+				lose(p, LS_HTTP_ST_OPAQUE, "not HTTP");
+				return;
+			}
+			p->st = LS_HTTP_ST_HEAD;
+			p->head_len = 0;
+			break;
+		case LS_HTTP_ST_HEAD:
+			if (!head_byte(p, d[i++])) {
+				lose(p, LS_HTTP_ST_OPAQUE, "head larger than 16 KiB");
+				return;
+			}
+			/* Reject garbage before a whole head accumulates. */
+			if (p->st == LS_HTTP_ST_HEAD && p->head_len <= 8 &&
+			    !plausible_start(p, (const uint8_t *)p->head, p->head_len)) {
+				lose(p, LS_HTTP_ST_OPAQUE, "not HTTP");
+				return;
+			}
+			break;
+		case LS_HTTP_ST_BODY_LEN: {
+			size_t k = n - i < p->remaining ? n - i : p->remaining;
+			body_bytes(p, d + i, k);
+			i += k;
+			p->remaining -= k;
+			if (!p->remaining)
+				message_end(p);
+			break;
+		}
+		case LS_HTTP_ST_BODY_EOF:
+			body_bytes(p, d + i, n - i);
+			i = n;
+			break;
+		case LS_HTTP_ST_CHUNK_SIZE:
+			if (d[i] == '\n') {
+				i++;
+				if (!chunk_size_line(p)) {
+					lose(p, LS_HTTP_ST_OPAQUE, "bad chunk size");
+					return;
+				}
+				break;
+			}
+			if (p->line_len == sizeof(p->line)) {
+				lose(p, LS_HTTP_ST_OPAQUE, "chunk-size line too long");
+				return;
+			}
+			p->line[p->line_len++] = d[i++];
+			break;
+		case LS_HTTP_ST_CHUNK_DATA: {
+			size_t k = n - i < p->remaining ? n - i : p->remaining;
+			body_bytes(p, d + i, k);
+			i += k;
+			p->remaining -= k;
+			if (!p->remaining) {
+				p->st = LS_HTTP_ST_CHUNK_CRLF;
+				p->line_len = 0;
+			}
+			break;
+		}
+		case LS_HTTP_ST_CHUNK_CRLF:
+			if (d[i] == '\n') {
+				p->st = LS_HTTP_ST_CHUNK_SIZE;
+				p->line_len = 0;
+			} else if (d[i] != '\r') {
+				lose(p, LS_HTTP_ST_OPAQUE, "chunk not followed by CRLF");
+				return;
+			}
+			i++;
+			break;
+		case LS_HTTP_ST_TRAILER:
+			if (d[i] == '\n') {
+				bool empty = p->line_len == 0 || (p->line_len == 1 && p->line[0] == '\r');
+				p->line_len = 0;
+				i++;
+				if (empty) {
+					body_start(p);
+					message_end(p);
+				}
+				break;
+			}
+			if (p->line_len < sizeof(p->line))
+				p->line[p->line_len] = d[i];
+			p->line_len++;
+			i++;
+			break;
+		}
+	}
+}
+
+/* Processes `n` bytes of unknown content. */
+static void feed_gap(struct ls_http_parser *p, uint64_t n)
+{
+	while (n) {
+		switch (p->st) {
+		case LS_HTTP_ST_OPAQUE:
+		case LS_HTTP_ST_LOST:
+			return;
+		case LS_HTTP_ST_BODY_LEN:
+		case LS_HTTP_ST_CHUNK_DATA: {
+			uint64_t k = n < p->remaining ? n : p->remaining;
+			body_bytes(p, NULL, k);
+			p->remaining -= k;
+			n -= k;
+			if (!p->remaining) {
+				if (p->st == LS_HTTP_ST_BODY_LEN) {
+					message_end(p);
+				} else {
+					p->st = LS_HTTP_ST_CHUNK_CRLF;
+				}
+			}
+			break;
+		}
+		case LS_HTTP_ST_BODY_EOF:
+			body_bytes(p, NULL, n);
+			return;
+		default:
+			lose(p, LS_HTTP_ST_LOST,
+			     "HTTP framing beyond the captured bytes (raise --capture-bytes)");
+			return;
+		}
+	}
+}
+
+void ls_http_feed(struct ls_http_parser *p, const uint8_t *data, size_t known, size_t total)
+{
+	if (known > total)
+		known = total;
+	p->bytes += total;
+	if (p->st == LS_HTTP_ST_LOST) {
+		/* Resynchronise where a chunk of I/O starts a new message. */
+		if (!known || !plausible_start(p, data, known))
+			return;
+		p->st = LS_HTTP_ST_START;
+	}
+	feed_known(p, data, known);
+	if (total > known)
+		feed_gap(p, total - known);
+}
+
+bool ls_http_eof(struct ls_http_parser *p)
+{
+	switch (p->st) {
+	case LS_HTTP_ST_BODY_EOF:
+		if (p->sse && p->sse_line_len)
+			sse_line_done(p);
+		message_end(p);
+		return false;
+	case LS_HTTP_ST_START:
+	case LS_HTTP_ST_OPAQUE:
+	case LS_HTTP_ST_LOST:
+		return false;
+	default:
+		return true;
+	}
+}

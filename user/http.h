@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Incremental HTTP/1.1 parser, one per direction of a connection. It is fed
+ * the bytes a process read or wrote, in order, split anywhere, and reports
+ * message heads, body start, SSE events (text/event-stream: each "data:"
+ * event is a token, "data: [DONE]" ends) and message ends through callbacks.
+ *
+ * Only a prefix of each syscall's payload may be known (the capture keeps
+ * --capture-bytes of it): feed() takes the known bytes and the total. Body
+ * bytes need no content; bytes that carry framing (heads, chunk sizes) do.
+ * When framing falls in an unknown stretch the parser loses sync, says so,
+ * and resynchronises at the next chunk that starts a message. Anything that
+ * is not HTTP turns the stream opaque: bytes are still counted, and no
+ * message is ever invented.
+ */
+#ifndef LATSPLIT_USER_HTTP_H
+#define LATSPLIT_USER_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LS_HTTP_MAX_HEAD 16384
+
+enum ls_http_kind { LS_HTTP_REQUEST, LS_HTTP_RESPONSE };
+
+struct ls_http_msg {
+	char method[16];
+	char path[256];
+	int status; /* responses */
+	char x_request_id[80];
+	char traceparent[80];
+	bool chunked;
+	bool sse;
+	bool close;      /* Connection: close (or HTTP/1.0 without keep-alive) */
+	bool has_length;
+	uint64_t content_length;
+	size_t head_bytes;
+};
+
+struct ls_http_cb {
+	void (*head)(void *ctx, const struct ls_http_msg *m);
+	void (*body_start)(void *ctx);
+	void (*event)(void *ctx, bool done); /* an SSE event; done: [DONE] */
+	void (*end)(void *ctx);              /* the message is complete */
+	void (*lost)(void *ctx, const char *why); /* sync lost or not HTTP */
+};
+
+enum ls_http_state {
+	LS_HTTP_ST_START, LS_HTTP_ST_HEAD, LS_HTTP_ST_BODY_LEN, LS_HTTP_ST_BODY_EOF,
+	LS_HTTP_ST_CHUNK_SIZE, LS_HTTP_ST_CHUNK_DATA, LS_HTTP_ST_CHUNK_CRLF, LS_HTTP_ST_TRAILER,
+	LS_HTTP_ST_LOST, LS_HTTP_ST_OPAQUE,
+};
+
+struct ls_http_parser {
+	enum ls_http_kind kind;
+	enum ls_http_state st;
+	const struct ls_http_cb *cb;
+	void *ctx;
+	char head[LS_HTTP_MAX_HEAD];
+	size_t head_len;
+	char line[128]; /* chunk-size or trailer line */
+	size_t line_len;
+	uint64_t remaining;
+	bool body_started;
+	bool sse;
+	bool next_no_body; /* the request was HEAD: its response has no body */
+	int pending_head_requests;
+	/* SSE line scanner */
+	char sse_line[16];
+	size_t sse_line_len;
+	bool sse_line_unknown;
+	bool sse_has_data, sse_done;
+	/* statistics */
+	uint64_t messages, bytes, lost_count;
+};
+
+void ls_http_init(struct ls_http_parser *p, enum ls_http_kind kind, const struct ls_http_cb *cb,
+		  void *ctx);
+/* `known` bytes of data, then total - known bytes of unknown content. */
+void ls_http_feed(struct ls_http_parser *p, const uint8_t *data, size_t known, size_t total);
+/* The stream ended: completes a body read until close. Returns true when a
+ * message was left incomplete. */
+bool ls_http_eof(struct ls_http_parser *p);
+/* Tells a response parser that one more request was a HEAD (no body). */
+void ls_http_expect_head(struct ls_http_parser *p);
+bool ls_http_in_message(const struct ls_http_parser *p);
+
+#endif
