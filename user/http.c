@@ -91,8 +91,11 @@ static void sse_line_done(struct ls_http_parser *p)
 
 static void sse_bytes(struct ls_http_parser *p, const uint8_t *d, size_t n)
 {
+	uint64_t base = p->pos;
+
 	for (size_t i = 0; i < n; i++) {
 		if (d[i] == '\n') {
+			p->pos = base + i + 1;
 			sse_line_done(p);
 			continue;
 		}
@@ -100,23 +103,23 @@ static void sse_bytes(struct ls_http_parser *p, const uint8_t *d, size_t n)
 			p->sse_line[p->sse_line_len] = d[i];
 		p->sse_line_len++;
 	}
+	p->pos = base;
 }
 
-/* Body bytes: known when d != NULL. */
+/* Body bytes at p->pos: known when d != NULL. Advances p->pos past them. */
 static void body_bytes(struct ls_http_parser *p, const uint8_t *d, size_t n)
 {
 	if (!n)
 		return;
 	body_start(p);
-	if (!p->sse)
-		return;
-	if (d) {
+	if (p->sse && d) {
 		sse_bytes(p, d, n);
-	} else {
+	} else if (p->sse) {
 		/* Unknown bytes: whatever line they were in is unknowable. */
 		p->sse_line_unknown = true;
 		p->sse_has_data = false;
 	}
+	p->pos += n;
 }
 
 /* ---- heads ---- */
@@ -338,7 +341,7 @@ static bool chunk_size_line(struct ls_http_parser *p)
 	return true;
 }
 
-/* Processes known bytes. */
+/* Processes known bytes; p->pos advances with every byte consumed. */
 static void feed_known(struct ls_http_parser *p, const uint8_t *d, size_t n)
 {
 	size_t i = 0;
@@ -346,32 +349,35 @@ static void feed_known(struct ls_http_parser *p, const uint8_t *d, size_t n)
 	while (i < n) {
 		switch (p->st) {
 		case LS_HTTP_ST_OPAQUE:
-			return;
 		case LS_HTTP_ST_LOST:
-			return; /* resync happens only at a feed boundary */
+			p->pos += n - i; /* resync happens only at a feed boundary */
+			return;
 		case LS_HTTP_ST_START:
 			if (d[i] == '\r' || d[i] == '\n') { /* stray CRLF between messages */
 				i++;
+				p->pos++;
 				continue;
 			}
 			if (!plausible_start(p, d + i, n - i)) {
 				lose(p, LS_HTTP_ST_OPAQUE, "not HTTP");
-				return;
+				continue;
 			}
 			p->st = LS_HTTP_ST_HEAD;
 			p->head_len = 0;
+			p->msg_begin = p->pos;
 			break;
 		case LS_HTTP_ST_HEAD:
+			p->pos++;
 			if (!head_byte(p, d[i++])) {
 				lose(p, LS_HTTP_ST_OPAQUE, "head larger than 16 KiB");
-				return;
+				continue;
 			}
 			/* Reject garbage before a whole head accumulates. */
 			if (p->st == LS_HTTP_ST_HEAD && p->head_len <= 8 &&
-			    !plausible_start(p, (const uint8_t *)p->head, p->head_len)) {
+			    !plausible_start(p, (const uint8_t *)p->head, p->head_len))
 				lose(p, LS_HTTP_ST_OPAQUE, "not HTTP");
-				return;
-			}
+			else if (p->st == LS_HTTP_ST_HEAD && p->head_len == 8 && p->cb->begin)
+				p->cb->begin(p->ctx);
 			break;
 		case LS_HTTP_ST_BODY_LEN: {
 			size_t k = n - i < p->remaining ? n - i : p->remaining;
@@ -387,17 +393,17 @@ static void feed_known(struct ls_http_parser *p, const uint8_t *d, size_t n)
 			i = n;
 			break;
 		case LS_HTTP_ST_CHUNK_SIZE:
+			p->pos++;
 			if (d[i] == '\n') {
 				i++;
-				if (!chunk_size_line(p)) {
+				if (!chunk_size_line(p))
 					lose(p, LS_HTTP_ST_OPAQUE, "bad chunk size");
-					return;
-				}
 				break;
 			}
 			if (p->line_len == sizeof(p->line)) {
 				lose(p, LS_HTTP_ST_OPAQUE, "chunk-size line too long");
-				return;
+				i++;
+				break;
 			}
 			p->line[p->line_len++] = d[i++];
 			break;
@@ -413,16 +419,17 @@ static void feed_known(struct ls_http_parser *p, const uint8_t *d, size_t n)
 			break;
 		}
 		case LS_HTTP_ST_CHUNK_CRLF:
+			p->pos++;
 			if (d[i] == '\n') {
 				p->st = LS_HTTP_ST_CHUNK_SIZE;
 				p->line_len = 0;
 			} else if (d[i] != '\r') {
 				lose(p, LS_HTTP_ST_OPAQUE, "chunk not followed by CRLF");
-				return;
 			}
 			i++;
 			break;
 		case LS_HTTP_ST_TRAILER:
+			p->pos++;
 			if (d[i] == '\n') {
 				bool empty = p->line_len == 0 || (p->line_len == 1 && p->line[0] == '\r');
 				p->line_len = 0;
@@ -447,9 +454,6 @@ static void feed_gap(struct ls_http_parser *p, uint64_t n)
 {
 	while (n) {
 		switch (p->st) {
-		case LS_HTTP_ST_OPAQUE:
-		case LS_HTTP_ST_LOST:
-			return;
 		case LS_HTTP_ST_BODY_LEN:
 		case LS_HTTP_ST_CHUNK_DATA: {
 			uint64_t k = n < p->remaining ? n : p->remaining;
@@ -457,21 +461,24 @@ static void feed_gap(struct ls_http_parser *p, uint64_t n)
 			p->remaining -= k;
 			n -= k;
 			if (!p->remaining) {
-				if (p->st == LS_HTTP_ST_BODY_LEN) {
+				if (p->st == LS_HTTP_ST_BODY_LEN)
 					message_end(p);
-				} else {
+				else
 					p->st = LS_HTTP_ST_CHUNK_CRLF;
-				}
 			}
 			break;
 		}
 		case LS_HTTP_ST_BODY_EOF:
 			body_bytes(p, NULL, n);
 			return;
+		case LS_HTTP_ST_OPAQUE:
+		case LS_HTTP_ST_LOST:
+			p->pos += n;
+			return;
 		default:
 			lose(p, LS_HTTP_ST_LOST,
 			     "HTTP framing beyond the captured bytes (raise --capture-bytes)");
-			return;
+			break;
 		}
 	}
 }
@@ -483,8 +490,10 @@ void ls_http_feed(struct ls_http_parser *p, const uint8_t *data, size_t known, s
 	p->bytes += total;
 	if (p->st == LS_HTTP_ST_LOST) {
 		/* Resynchronise where a chunk of I/O starts a new message. */
-		if (!known || !plausible_start(p, data, known))
+		if (!known || !plausible_start(p, data, known)) {
+			p->pos += total;
 			return;
+		}
 		p->st = LS_HTTP_ST_START;
 	}
 	feed_known(p, data, known);

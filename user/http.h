@@ -38,7 +38,15 @@ struct ls_http_msg {
 	size_t head_bytes;
 };
 
+/*
+ * Callbacks may read p->pos, the stream offset (bytes fed so far, known or
+ * not) where the event happened: head and end: just past the head / the
+ * message; body_start: the first body byte; event: just past the line that
+ * completed it. begin fires once the first 8 bytes look like HTTP; the
+ * message started at p->msg_begin.
+ */
 struct ls_http_cb {
+	void (*begin)(void *ctx);
 	void (*head)(void *ctx, const struct ls_http_msg *m);
 	void (*body_start)(void *ctx);
 	void (*event)(void *ctx, bool done); /* an SSE event; done: [DONE] */
@@ -71,6 +79,8 @@ struct ls_http_parser {
 	size_t sse_line_len;
 	bool sse_line_unknown;
 	bool sse_has_data, sse_done;
+	uint64_t pos; /* stream offset, see struct ls_http_cb */
+	uint64_t msg_begin;
 	/* statistics */
 	uint64_t messages, bytes, lost_count;
 };

@@ -18,6 +18,8 @@
 struct log {
 	char s[8192];
 	size_t n;
+	bool pos; /* append each callback's stream offset */
+	struct ls_http_parser *p;
 };
 
 static void add(struct log *l, const char *fmt, ...)
@@ -30,8 +32,21 @@ static void add(struct log *l, const char *fmt, ...)
 		l->n += k;
 }
 
+static void at(struct log *l)
+{
+	if (l->pos)
+		add(l, "@%llu|", (unsigned long long)l->p->pos);
+}
+
+static void on_begin(void *ctx)
+{
+	struct log *l = ctx;
+	add(l, "S|@%llu|", (unsigned long long)l->p->msg_begin);
+}
+
 static void on_head(void *ctx, const struct ls_http_msg *m)
 {
+	at(ctx);
 	if (m->status)
 		add(ctx, "H%d%s%s%s|", m->status, m->sse ? " sse" : "", m->chunked ? " chunked" : "",
 		    m->close ? " close" : "");
@@ -39,22 +54,28 @@ static void on_head(void *ctx, const struct ls_http_msg *m)
 		add(ctx, "H%s %s%s%s%s%s|", m->method, m->path, m->x_request_id[0] ? " rid=" : "",
 		    m->x_request_id, m->traceparent[0] ? " tp=" : "", m->traceparent);
 }
-static void on_body(void *ctx) { add(ctx, "B|"); }
-static void on_event(void *ctx, bool done) { add(ctx, done ? "D|" : "E|"); }
-static void on_end(void *ctx) { add(ctx, "END|"); }
+static void on_body(void *ctx) { add(ctx, "B|"); at(ctx); }
+static void on_event(void *ctx, bool done) { add(ctx, done ? "D|" : "E|"); at(ctx); }
+static void on_end(void *ctx) { add(ctx, "END|"); at(ctx); }
 static void on_lost(void *ctx, const char *why) { add(ctx, "LOST(%s)|", why); }
 
-static const struct ls_http_cb cb = {on_head, on_body, on_event, on_end, on_lost};
+/* Without begin: the expected strings below stay short. */
+static const struct ls_http_cb cb = {.head = on_head, .body_start = on_body, .event = on_event,
+				     .end = on_end, .lost = on_lost};
+static const struct ls_http_cb cb_pos = {.begin = on_begin, .head = on_head, .body_start = on_body,
+					 .event = on_event, .end = on_end, .lost = on_lost};
 
 /* Feeds `s` in pieces cut at the offsets in cuts[] (ascending). */
-static void run(enum ls_http_kind kind, const char *s, size_t len, const size_t *cuts, int ncuts,
-		struct log *out, bool eof)
+static void run_mode(enum ls_http_kind kind, const char *s, size_t len, const size_t *cuts,
+		     int ncuts, struct log *out, bool eof, bool pos)
 {
 	struct ls_http_parser *p = malloc(sizeof(*p));
 	size_t at = 0;
 
 	memset(out, 0, sizeof(*out));
-	ls_http_init(p, kind, &cb, out);
+	out->pos = pos;
+	out->p = p;
+	ls_http_init(p, kind, pos ? &cb_pos : &cb, out);
 	for (int i = 0; i <= ncuts; i++) {
 		size_t end = i < ncuts ? cuts[i] : len;
 		ls_http_feed(p, (const uint8_t *)s + at, end - at, end - at);
@@ -65,24 +86,32 @@ static void run(enum ls_http_kind kind, const char *s, size_t len, const size_t 
 	free(p);
 }
 
+static void run(enum ls_http_kind kind, const char *s, size_t len, const size_t *cuts, int ncuts,
+		struct log *out, bool eof)
+{
+	run_mode(kind, s, len, cuts, ncuts, out, eof, false);
+}
+
 /* Whole vs every two-way split vs byte-by-byte: identical logs. */
 static void check_splits(enum ls_http_kind kind, const char *s, const char *want, bool eof)
 {
 	size_t len = strlen(s);
-	struct log whole, part;
+	static struct log whole, ref, part;
 
 	run(kind, s, len, NULL, 0, &whole, eof);
 	assert_string_equal(whole.s, want);
+	/* with stream offsets: identical however the stream is split */
+	run_mode(kind, s, len, NULL, 0, &ref, eof, true);
 	for (size_t cut = 1; cut < len; cut++) {
-		run(kind, s, len, &cut, 1, &part, eof);
-		if (strcmp(part.s, want))
-			fail_msg("split at %zu: got %s want %s", cut, part.s, want);
+		run_mode(kind, s, len, &cut, 1, &part, eof, true);
+		if (strcmp(part.s, ref.s))
+			fail_msg("split at %zu: got %s want %s", cut, part.s, ref.s);
 	}
 	size_t *cuts = malloc(len * sizeof(size_t));
 	for (size_t i = 1; i < len; i++)
 		cuts[i - 1] = i;
-	run(kind, s, len, cuts, (int)len - 1, &part, eof);
-	assert_string_equal(part.s, want);
+	run_mode(kind, s, len, cuts, (int)len - 1, &part, eof, true);
+	assert_string_equal(part.s, ref.s);
 	free(cuts);
 }
 
@@ -110,6 +139,17 @@ static void test_pipelining(void **state)
 		     "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 404 Not Found\r\n"
 		     "Content-Length: 0\r\n\r\n",
 		     "H200|B|END|H404|END|", false);
+}
+
+static void test_offsets(void **state)
+{
+	struct log l;
+	const char *s = "POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc\r\nGET /b HTTP/1.1\r\n\r\n";
+
+	(void)state;
+	run_mode(LS_HTTP_REQUEST, s, strlen(s), NULL, 0, &l, false, true);
+	/* head 0..39, body 39..42, stray CRLF, second message 44..63 */
+	assert_string_equal(l.s, "S|@0|@39|HPOST /a|B|@39|END|@42|S|@44|@63|HGET /b|END|@63|");
 }
 
 static void test_chunked(void **state)
@@ -257,6 +297,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request_simple),
 		cmocka_unit_test(test_pipelining),
+		cmocka_unit_test(test_offsets),
 		cmocka_unit_test(test_chunked),
 		cmocka_unit_test(test_sse),
 		cmocka_unit_test(test_interim_and_bodiless),
