@@ -22,6 +22,7 @@ static const struct {
 	{"check", cmd_check, "what this host supports, and why not"},
 	{"record", cmd_record, "capture scheduler and TCP events into a file"},
 	{"dump", cmd_dump, "print every event of a capture, one line each"},
+	{"report", cmd_report, "per-request latency split, summary and slowest requests"},
 };
 
 void ls_err(const char *cmd, const char *fmt, ...)

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The latency split of DESIGN.md §6: components and sub-parts of a request's
+ * [T_start, T_end] and of its [T_start, T_first]. A value the capture's
+ * sources cannot give is LS_NULL (printed as null), never 0.
+ */
+#ifndef LATSPLIT_USER_ATTRIBUTE_H
+#define LATSPLIT_USER_ATTRIBUTE_H
+
+#include <stdint.h>
+#include "requests.h"
+
+#define LS_NULL UINT64_MAX
+
+enum ls_comp { LS_C_NETWORK, LS_C_QUEUEING, LS_C_TRANSFER, LS_C_COMPUTE, LS_C_HOST, LS_C_OTHER, LS_C_N };
+
+enum ls_sub {
+	LS_S_NET_UPLOAD, LS_S_NET_SEND_BLOCKED, LS_S_NET_DRAIN,
+	LS_S_Q_SOCKET, LS_S_Q_ENGINE, LS_S_Q_CPU,
+	LS_S_COMPUTE_KERNEL, LS_S_COMPUTE_COMM,
+	LS_S_TRANSFER_H2D, LS_S_TRANSFER_D2H, LS_S_TRANSFER_OTHER,
+	LS_S_N,
+};
+
+struct ls_split {
+	uint64_t total, ttft;
+	uint64_t comp[LS_C_N], ttft_comp[LS_C_N];
+	uint64_t sub[LS_S_N], ttft_sub[LS_S_N];
+};
+
+void ls_attribute(const struct ls_request *r, struct ls_split *s);
+const char *ls_comp_name(int c);
+const char *ls_sub_name(int s);
+
+#endif

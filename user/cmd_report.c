@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `latsplit report`: per-request latency split from a capture — a summary
+ * (percentiles of total, TTFT and every sub-part the capture supports), the
+ * slowest requests, and per-client network facts; or one JSON record per
+ * request (DESIGN.md §6), or CSV.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attribute.h"
+#include "capture.h"
+#include "cli.h"
+#include "order.h"
+#include "requests.h"
+
+#define REORDER_WINDOW_NS 2000000000ull
+
+struct req_set {
+	struct ls_request *v;
+	size_t n, cap;
+};
+
+static void collect(void *ctx, const struct ls_request *r)
+{
+	struct req_set *s = ctx;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 256;
+		s->v = realloc(s->v, s->cap * sizeof(*s->v));
+		if (!s->v)
+			abort();
+	}
+	s->v[s->n++] = *r;
+}
+
+static void json_u64(FILE *out, const char *name, uint64_t v, bool comma)
+{
+	if (v == LS_NULL)
+		fprintf(out, "\"%s\":null%s", name, comma ? "," : "");
+	else
+		fprintf(out, "\"%s\":%llu%s", name, (unsigned long long)v, comma ? "," : "");
+}
+
+static void json_str(FILE *out, const char *name, const char *v)
+{
+	if (v && v[0])
+		fprintf(out, "\"%s\":\"%s\",", name, v); /* parser and formatter keep these JSON-safe */
+	else
+		fprintf(out, "\"%s\":null,", name);
+}
+
+static uint64_t mark(uint64_t t)
+{
+	return t ? t : LS_NULL;
+}
+
+static void print_json(FILE *out, const struct ls_request *r)
+{
+	struct ls_split s;
+
+	ls_attribute(r, &s);
+	fprintf(out, "{\"id\":%llu,\"conn\":\"%s->%s\",\"conn_id\":%llu,\"pid\":%u,",
+		(unsigned long long)r->id, r->client, r->server, (unsigned long long)r->conn_id,
+		r->pid);
+	json_str(out, "method", r->method);
+	json_str(out, "path", r->path);
+	if (r->status)
+		fprintf(out, "\"status\":%d,", r->status);
+	else
+		fprintf(out, "\"status\":null,");
+	fprintf(out, "\"outcome\":\"%s\",", ls_outcome_name(r->outcome));
+	json_str(out, "x_request_id", r->x_request_id);
+	json_str(out, "traceparent", r->traceparent);
+	json_u64(out, "start_ns", mark(r->t_start), true);
+	json_u64(out, "total_ns", s.total, true);
+	json_u64(out, "ttft_ns", s.ttft, true);
+	fprintf(out, "\"bytes_in\":%llu,\"bytes_out\":%llu,\"tokens\":%u,\"retransmits\":%u,"
+		     "\"resets\":%u,\"srtt_us\":%u,\"srtt_min_us\":%u,\"srtt_max_us\":%u,"
+		     "\"streaming\":%s,",
+		(unsigned long long)r->bytes_in, (unsigned long long)r->bytes_out, r->tokens,
+		r->retransmits, r->resets, r->srtt_avg_us, r->srtt_min_us, r->srtt_max_us,
+		r->streaming ? "true" : "false");
+	fprintf(out, "\"marks\":{");
+	json_u64(out, "t_start", mark(r->t_start), true);
+	json_u64(out, "t_in", mark(r->t_in), true);
+	json_u64(out, "t_read", mark(r->t_read), true);
+	json_u64(out, "t_sched", LS_NULL, true);
+	json_u64(out, "t_first", mark(r->t_first), true);
+	json_u64(out, "t_out", mark(r->t_out), true);
+	json_u64(out, "t_end", mark(r->t_end), false);
+	fprintf(out, "},\"components\":{");
+	for (int c = 0; c < LS_C_N; c++)
+		json_u64(out, ls_comp_name(c), s.comp[c], c + 1 < LS_C_N);
+	fprintf(out, "},\"ttft_components\":{");
+	for (int c = 0; c < LS_C_N; c++)
+		json_u64(out, ls_comp_name(c), s.ttft_comp[c], c + 1 < LS_C_N);
+	fprintf(out, "},\"sub\":{");
+	for (int k = 0; k < LS_S_N; k++)
+		json_u64(out, ls_sub_name(k), s.sub[k], k + 1 < LS_S_N);
+	fprintf(out, "},");
+	json_u64(out, "max_gap_ns", r->tokens > 1 ? r->max_gap_ns : LS_NULL, true);
+	fprintf(out, "\"max_gap_cause\":null,\"sources\":{\"engine\":\"none\",\"gpu\":\"none\"}}\n");
+}
+
+static void csv_u64(FILE *out, uint64_t v)
+{
+	if (v == LS_NULL)
+		fputc(',', out);
+	else
+		fprintf(out, ",%llu", (unsigned long long)v);
+}
+
+static void print_csv_header(FILE *out)
+{
+	fprintf(out, "id,conn_id,client,server,pid,method,path,status,outcome,x_request_id,"
+		     "start_ns,total_ns,ttft_ns,bytes_in,bytes_out,tokens,retransmits,resets,srtt_us");
+	for (int k = 0; k < LS_S_N; k++)
+		fprintf(out, ",%s", ls_sub_name(k));
+	fprintf(out, ",network,max_gap_ns\n");
+}
+
+static void print_csv(FILE *out, const struct ls_request *r)
+{
+	struct ls_split s;
+
+	ls_attribute(r, &s);
+	fprintf(out, "%llu,%llu,%s,%s,%u,%s,\"%s\",%d,%s,%s", (unsigned long long)r->id,
+		(unsigned long long)r->conn_id, r->client, r->server, r->pid, r->method, r->path,
+		r->status, ls_outcome_name(r->outcome), r->x_request_id);
+	csv_u64(out, mark(r->t_start));
+	csv_u64(out, s.total);
+	csv_u64(out, s.ttft);
+	fprintf(out, ",%llu,%llu,%u,%u,%u,%u", (unsigned long long)r->bytes_in,
+		(unsigned long long)r->bytes_out, r->tokens, r->retransmits, r->resets,
+		r->srtt_avg_us);
+	for (int k = 0; k < LS_S_N; k++)
+		csv_u64(out, s.sub[k]);
+	csv_u64(out, s.comp[LS_C_NETWORK]);
+	csv_u64(out, r->tokens > 1 ? r->max_gap_ns : LS_NULL);
+	fputc('\n', out);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void fmt_ms(char *buf, size_t len, uint64_t ns)
+{
+	if (ns == LS_NULL)
+		snprintf(buf, len, "-");
+	else if (ns < 10000000ull)
+		snprintf(buf, len, "%.3f", ns / 1e6);
+	else
+		snprintf(buf, len, "%.1f", ns / 1e6);
+}
+
+/* One summary row: percentiles of values[] (LS_NULL excluded). */
+static void summary_row(const char *name, uint64_t *vals, size_t n, uint64_t total_sum)
+{
+	size_t k = 0;
+	uint64_t sum = 0;
+	char p[4][24], share[16];
+
+	for (size_t i = 0; i < n; i++)
+		if (vals[i] != LS_NULL) {
+			vals[k++] = vals[i];
+			sum += vals[i];
+		}
+	if (!k) {
+		printf("  %-22s %10s %10s %10s %10s %7s   (not in this capture)\n", name, "-", "-", "-",
+		       "-", "-");
+		return;
+	}
+	qsort(vals, k, sizeof(*vals), cmp_u64);
+	fmt_ms(p[0], 24, vals[k / 2]);
+	fmt_ms(p[1], 24, vals[(size_t)(k * 0.9)]);
+	fmt_ms(p[2], 24, vals[(size_t)(k * 0.99)]);
+	fmt_ms(p[3], 24, vals[k - 1]);
+	if (total_sum)
+		snprintf(share, sizeof(share), "%.1f%%", 100.0 * sum / total_sum);
+	else
+		snprintf(share, sizeof(share), "-");
+	printf("  %-22s %10s %10s %10s %10s %7s%s\n", name, p[0], p[1], p[2], p[3], share,
+	       k < n ? "   (some requests lack it)" : "");
+}
+
+struct client_stat {
+	char addr[64];
+	uint64_t requests, retrans, bytes_out;
+	uint32_t *srtt;
+	size_t nsrtt;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void per_client(const struct req_set *rs)
+{
+	struct client_stat *cs = calloc(rs->n ? rs->n : 1, sizeof(*cs));
+	size_t nc = 0;
+
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct ls_request *r = &rs->v[i];
+		char addr[64];
+		char *colon;
+		size_t k;
+
+		snprintf(addr, sizeof(addr), "%s", r->client[0] ? r->client : "?");
+		colon = strrchr(addr, ':'); /* the client's port varies per connection */
+		if (colon)
+			*colon = '\0';
+		for (k = 0; k < nc && strcmp(cs[k].addr, addr); k++)
+			;
+		if (k == nc) {
+			snprintf(cs[nc].addr, sizeof(cs[nc].addr), "%s", addr);
+			cs[nc].srtt = calloc(rs->n, sizeof(uint32_t));
+			nc++;
+		}
+		cs[k].requests++;
+		cs[k].retrans += r->retransmits;
+		cs[k].bytes_out += r->bytes_out;
+		if (r->srtt_avg_us)
+			cs[k].srtt[cs[k].nsrtt++] = r->srtt_avg_us;
+	}
+	printf("\nper client (retransmitted segments of responses; srtt averaged per request):\n");
+	printf("  %-40s %9s %9s %11s %10s %10s\n", "client", "requests", "retrans", "retrans/MB",
+	       "srtt p50", "srtt max");
+	for (size_t k = 0; k < nc; k++) {
+		char p50[16] = "-", mx[16] = "-";
+		if (cs[k].nsrtt) {
+			qsort(cs[k].srtt, cs[k].nsrtt, sizeof(uint32_t), cmp_u32);
+			snprintf(p50, sizeof(p50), "%.2fms", cs[k].srtt[cs[k].nsrtt / 2] / 1e3);
+			snprintf(mx, sizeof(mx), "%.2fms", cs[k].srtt[cs[k].nsrtt - 1] / 1e3);
+		}
+		printf("  %-40s %9llu %9llu %11.1f %10s %10s\n", cs[k].addr,
+		       (unsigned long long)cs[k].requests, (unsigned long long)cs[k].retrans,
+		       cs[k].bytes_out ? cs[k].retrans / (cs[k].bytes_out / 1e6) : 0.0, p50, mx);
+		free(cs[k].srtt);
+	}
+	free(cs);
+}
+
+static int by_total_desc(const void *a, const void *b)
+{
+	const struct ls_request *x = a, *y = b;
+	uint64_t tx = x->t_end && x->t_start ? x->t_end - x->t_start : 0;
+	uint64_t ty = y->t_end && y->t_start ? y->t_end - y->t_start : 0;
+	return tx < ty ? 1 : tx > ty ? -1 : 0;
+}
+
+static int by_ttft_desc(const void *a, const void *b)
+{
+	const struct ls_request *x = a, *y = b;
+	uint64_t tx = x->t_first && x->t_start ? x->t_first - x->t_start : 0;
+	uint64_t ty = y->t_first && y->t_start ? y->t_first - y->t_start : 0;
+	return tx < ty ? 1 : tx > ty ? -1 : 0;
+}
+
+static void print_text(const char *path, struct ls_reader *rd, struct req_set *rs,
+		       const struct ls_corr_stats *cst, size_t top, bool ttft, __u64 drops,
+		       __u64 span_ns)
+{
+	const struct ls_file_hdr *h = ls_reader_header(rd);
+	char sources[512], loss[512];
+	uint64_t *vals = calloc(rs->n ? rs->n : 1, sizeof(uint64_t));
+	uint64_t total_sum = 0, ttft_sum = 0;
+	size_t outcomes[LS_REQ_INCOMPLETE + 1] = {0};
+	struct ls_split s;
+
+	ls_sources_str(h->sources, sources, sizeof(sources));
+	ls_reader_loss_line(rd, loss, sizeof(loss));
+	printf("latsplit report: %s\n", path);
+	printf("  host %s, kernel %s, %.2f s of events; sources: %s\n", h->hostname, h->release,
+	       span_ns / 1e9, sources);
+	printf("  ring-buffer drops: %llu; capture damage: %s\n", (unsigned long long)drops,
+	       loss[0] ? loss : "none");
+	for (size_t i = 0; i < rs->n; i++) {
+		outcomes[rs->v[i].outcome]++;
+		ls_attribute(&rs->v[i], &s);
+		if (s.total != LS_NULL)
+			total_sum += s.total;
+		if (s.ttft != LS_NULL)
+			ttft_sum += s.ttft;
+	}
+	printf("  %zu requests on %llu HTTP connections (%llu opaque, %llu HTTP sync losses); "
+	       "outcomes:",
+	       rs->n, (unsigned long long)cst->conns_http, (unsigned long long)cst->conns_opaque,
+	       (unsigned long long)cst->http_sync_lost);
+	for (int o = 0; o <= LS_REQ_INCOMPLETE; o++)
+		if (outcomes[o])
+			printf(" %s %zu", ls_outcome_name(o), outcomes[o]);
+	printf("\n");
+	if (!(h->sources & LS_SRC_SOCK_IO))
+		printf("  no socket I/O in this capture (syscall tracepoints unavailable): requests "
+		       "cannot be reconstructed\n");
+	if (!rs->n) {
+		free(vals);
+		return;
+	}
+	printf("\n  %-22s %10s %10s %10s %10s %7s\n", ttft ? "(ms, of TTFT)" : "(ms)", "p50", "p90",
+	       "p99", "max", "share");
+	uint64_t base = ttft ? ttft_sum : total_sum;
+#define ROW(label, expr)                                                   \
+	do {                                                               \
+		for (size_t i = 0; i < rs->n; i++) {                       \
+			ls_attribute(&rs->v[i], &s);                       \
+			vals[i] = (expr);                                  \
+		}                                                          \
+		summary_row(label, vals, rs->n, base);                     \
+	} while (0)
+	ROW("total", s.total);
+	ROW("ttft", s.ttft);
+	for (int k = 0; k < LS_S_N; k++)
+		ROW(ls_sub_name(k), ttft ? s.ttft_sub[k] : s.sub[k]);
+#undef ROW
+	printf("  (queueing.engine/cpu, transfer and compute need engine and GPU sources; "
+	       "host CPU needs the scheduler join: not yet in this report)\n");
+
+	qsort(rs->v, rs->n, sizeof(*rs->v), ttft ? by_ttft_desc : by_total_desc);
+	if (top > rs->n)
+		top = rs->n;
+	printf("\nslowest %zu requests by %s (ms):\n", top, ttft ? "TTFT" : "total");
+	printf("  %6s %-22s %-6s %-20s %4s %-10s %8s %8s %8s %8s %8s %8s %4s %5s\n", "id", "client",
+	       "method", "path", "st", "outcome", "total", "ttft", "upload", "q.socket", "blocked",
+	       "drain", "rtx", "tok");
+	for (size_t i = 0; i < top; i++) {
+		const struct ls_request *r = &rs->v[i];
+		char f[6][24];
+
+		ls_attribute(r, &s);
+		fmt_ms(f[0], 24, s.total);
+		fmt_ms(f[1], 24, s.ttft);
+		fmt_ms(f[2], 24, s.sub[LS_S_NET_UPLOAD]);
+		fmt_ms(f[3], 24, s.sub[LS_S_Q_SOCKET]);
+		fmt_ms(f[4], 24, s.sub[LS_S_NET_SEND_BLOCKED]);
+		fmt_ms(f[5], 24, s.sub[LS_S_NET_DRAIN]);
+		printf("  %6llu %-22.22s %-6.6s %-20.20s %4d %-10s %8s %8s %8s %8s %8s %8s %4u %5u\n",
+		       (unsigned long long)r->id, r->client, r->method[0] ? r->method : "?",
+		       r->path[0] ? r->path : "?", r->status, ls_outcome_name(r->outcome), f[0], f[1],
+		       f[2], f[3], f[4], f[5], r->retransmits, r->tokens);
+	}
+	per_client(rs);
+	if (cst->retrans_unattributed)
+		printf("  %llu retransmitted segments on connections that carried no request\n",
+		       (unsigned long long)cst->retrans_unattributed);
+	free(vals);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: latsplit report [FILE] [--json | --csv] [--ttft] [--top N]\n\n"
+		     "Splits each HTTP request in a capture (default latsplit.data) into its\n"
+		     "latency components, and summarises them.\n\n"
+		     "  -j, --json    one JSON record per request (DESIGN.md §6 fields)\n"
+		     "      --csv     one CSV row per request\n"
+		     "      --ttft    sort and summarise by time to first token\n"
+		     "  -n, --top N   slowest requests to list (default 10)\n"
+		     "  -h, --help    this help\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+						  {"csv", no_argument, NULL, 'c'},
+						  {"ttft", no_argument, NULL, 't'},
+						  {"top", required_argument, NULL, 'n'},
+						  {"help", no_argument, NULL, 'h'},
+						  {}};
+	const char *path = "latsplit.data";
+	bool json = false, csv = false, ttft = false;
+	unsigned long top = 10;
+	struct req_set rs = {0};
+	struct ls_reader *rd;
+	struct ls_order *ord;
+	struct ls_corr *corr;
+	const struct ls_hdr *rec;
+	char err[512];
+	__u64 drops = 0, first_ts = 0, last_ts = 0;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "jn:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 'c':
+			csv = true;
+			break;
+		case 't':
+			ttft = true;
+			break;
+		case 'n':
+			if (!ls_parse_uint(optarg, 1000000, &top)) {
+				ls_err("report", "bad --top '%s' (a count)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (json && csv) {
+		ls_err("report", "--json and --csv exclude each other");
+		return EXIT_USAGE;
+	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc) {
+		ls_err("report", "unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (ls_reader_open(&rd, path, err, sizeof(err)) < 0) {
+		ls_err("report", "%s", err);
+		return 1;
+	}
+	ord = ls_order_new(REORDER_WINDOW_NS);
+	corr = ls_corr_new(collect, &rs);
+	if (!ord || !corr) {
+		ls_err("report", "out of memory");
+		return 1;
+	}
+	for (;;) {
+		int more = ls_reader_next(rd, &rec);
+
+		if (more == 1 && ls_order_push(ord, rec)) {
+			ls_err("report", "out of memory");
+			break;
+		}
+		while ((rec = ls_order_pop(ord, more != 1))) {
+			if (rec->type == LS_REC_DROPS)
+				drops = ((const struct ls_rec_drops *)rec)->total;
+			if (rec->type < LS_EV_KERNEL_MAX) {
+				if (!first_ts)
+					first_ts = rec->ts;
+				last_ts = rec->ts;
+			}
+			ls_corr_add(corr, rec);
+		}
+		if (more != 1)
+			break;
+	}
+	ls_corr_finish(corr);
+	if (json) {
+		for (size_t i = 0; i < rs.n; i++)
+			print_json(stdout, &rs.v[i]);
+	} else if (csv) {
+		print_csv_header(stdout);
+		for (size_t i = 0; i < rs.n; i++)
+			print_csv(stdout, &rs.v[i]);
+	} else {
+		print_text(path, rd, &rs, ls_corr_stats(corr), top, ttft, drops, last_ts - first_ts);
+	}
+	if (json || csv) {
+		ls_reader_loss_line(rd, err, sizeof(err));
+		if (err[0])
+			fprintf(stderr, "latsplit report: %s: %s\n", path, err);
+		if (drops)
+			fprintf(stderr, "latsplit report: %llu events were dropped while recording\n",
+				(unsigned long long)drops);
+	}
+	ls_corr_free(corr);
+	ls_order_free(ord);
+	ls_reader_close(rd);
+	free(rs.v);
+	return 0;
+}

@@ -1,0 +1,692 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Request correlator (see requests.h). Per connection it keeps two HTTP
+ * parsers (what the app read, what it wrote), the arrival frontier of
+ * request bytes, the ACK progress of response bytes, srtt samples and
+ * retransmits; marks are computed when the connection ends.
+ *
+ * Rules, applied in finish_conn():
+ * - T_start: first request on a connection: ESTABLISHED - srtt (the SYN
+ *   arrived about one round trip before the handshake completed); later
+ *   requests: arrival of their first byte.
+ * - T_in: when the last request byte was in order in the receive queue
+ *   (tcp_probe at segment arrival; bytes that came with the handshake's ACK
+ *   count as arrived at ESTABLISHED).
+ * - T_read / T_first / T_out: exit of the read that consumed the last request
+ *   byte / of the write carrying the first SSE token (non-streaming: the first
+ *   body byte) / of the write carrying the last response byte.
+ * - T_end: the first ACK covering the last response byte.
+ * - Retransmits: a data retransmit belongs to the request whose response
+ *   bytes it carried; one past every response (FIN) to the last request; a
+ *   SYN-ACK retransmit to the first. So per-request counts add up to the
+ *   connection's, and the capture's to TcpRetransSegs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "http.h"
+#include "requests.h"
+
+#define GROW(arr, n, cap)                                                          \
+	do {                                                                       \
+		if ((n) == (cap)) {                                                \
+			size_t nc_ = (cap) ? (cap) * 2 : 16;                       \
+			void *p_ = realloc((arr), nc_ * sizeof(*(arr)));           \
+			if (!p_)                                                   \
+				abort();                                           \
+			(arr) = p_;                                                \
+			(cap) = nc_;                                               \
+		}                                                                  \
+	} while (0)
+
+struct point {
+	uint64_t ts;
+	uint64_t off; /* stream offset reached at ts */
+};
+
+struct points {
+	struct point *v;
+	size_t n, cap;
+};
+
+struct srtt_sample {
+	uint64_t ts;
+	uint32_t us;
+};
+
+struct retrans {
+	uint64_t ts;
+	uint32_t seq;
+	uint32_t segs;
+	bool synack;
+};
+
+struct conn {
+	uint64_t id;
+	uint32_t pid;
+	bool have_tuple;
+	struct ls_tuple tuple;
+	bool have_seq;
+	uint64_t est_ts;
+	uint32_t est_srtt;
+	uint32_t irs1, iss1; /* first sequence numbers of each direction's data */
+
+	uint64_t frontier; /* request bytes in order, relative to irs1 */
+	struct {
+		uint64_t b, e;
+	} ooo[16];
+	int nooo;
+	struct points arrivals, acks;
+	uint64_t acked;
+
+	struct srtt_sample *srtt;
+	size_t nsrtt, capsrtt;
+	struct retrans *rtx;
+	size_t nrtx, caprtx;
+
+	struct ls_http_parser *rx, *tx;
+	struct ls_request **reqs;
+	size_t nreqs, capreqs;
+	size_t rx_cur;    /* request being read (index + 1; 0 none) */
+	size_t next_resp; /* index of the request the next response answers */
+	size_t tx_cur;    /* request whose response is being written (index + 1) */
+
+	/* the I/O syscall being fed to a parser */
+	uint64_t io_ts;
+	uint64_t io_blocked;
+	bool io_blocked_taken;
+
+	bool opaque, reset, peer_eof, http;
+	uint64_t resets;
+	struct ls_corr *corr;
+};
+
+struct synack {
+	struct ls_tuple t;
+	struct retrans r;
+};
+
+struct ls_corr {
+	struct conn **conns; /* by conn_id (BPF assigns them densely from 1) */
+	size_t nconns;
+	struct synack *synacks;
+	size_t nsynacks, capsynacks;
+	uint64_t next_req_id;
+	void (*emit)(void *ctx, const struct ls_request *r);
+	void *ctx;
+	struct ls_corr_stats st;
+};
+
+const char *ls_outcome_name(enum ls_outcome o)
+{
+	static const char *const names[] = {"ok",      "unacked", "no_response",
+					    "aborted", "reset",   "incomplete"};
+	return o <= LS_REQ_INCOMPLETE ? names[o] : "?";
+}
+
+struct ls_corr *ls_corr_new(void (*emit)(void *ctx, const struct ls_request *r), void *ctx)
+{
+	struct ls_corr *c = calloc(1, sizeof(*c));
+
+	if (c) {
+		c->emit = emit;
+		c->ctx = ctx;
+	}
+	return c;
+}
+
+const struct ls_corr_stats *ls_corr_stats(const struct ls_corr *c)
+{
+	return &c->st;
+}
+
+/* 64-bit offset of a 32-bit sequence number, near `ref`. */
+static uint64_t unwrap(uint32_t seq, uint32_t base, uint64_t ref)
+{
+	uint32_t rel = seq - base;
+	int64_t d = (int32_t)(rel - (uint32_t)ref);
+	int64_t r = (int64_t)ref + d;
+
+	return r < 0 ? 0 : (uint64_t)r;
+}
+
+static void push_point(struct points *p, uint64_t ts, uint64_t off)
+{
+	GROW(p->v, p->n, p->cap);
+	p->v[p->n++] = (struct point){ts, off};
+}
+
+/* When the stream first reached beyond offset `off` (0 if never). */
+static uint64_t time_past(const struct points *p, uint64_t off)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->v[mid].off > off)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < p->n ? p->v[lo].ts : 0;
+}
+
+static struct conn *conn_get(struct ls_corr *c, uint64_t id)
+{
+	struct conn *cn;
+
+	if (!id || id > (1ull << 32))
+		return NULL;
+	if (id >= c->nconns) {
+		size_t n = c->nconns ? c->nconns : 64;
+		while (n <= id)
+			n *= 2;
+		struct conn **v = realloc(c->conns, n * sizeof(*v));
+		if (!v)
+			abort();
+		memset(v + c->nconns, 0, (n - c->nconns) * sizeof(*v));
+		c->conns = v;
+		c->nconns = n;
+	}
+	if (!c->conns[id]) {
+		cn = calloc(1, sizeof(*cn));
+		if (!cn)
+			abort();
+		cn->id = id;
+		cn->corr = c;
+		c->conns[id] = cn;
+		c->st.conns++;
+	}
+	return c->conns[id];
+}
+
+static struct ls_request *new_request(struct conn *cn)
+{
+	struct ls_request *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		abort();
+	r->id = ++cn->corr->next_req_id;
+	r->conn_id = cn->id;
+	r->pid = cn->pid;
+	r->first_on_conn = cn->nreqs == 0;
+	GROW(cn->reqs, cn->nreqs, cn->capreqs);
+	cn->reqs[cn->nreqs++] = r;
+	cn->http = true;
+	return r;
+}
+
+/* ---- parser callbacks: what the app read ---- */
+
+static void rx_begin(void *ctx)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = new_request(cn);
+
+	r->in_begin = cn->rx->msg_begin;
+	cn->rx_cur = cn->nreqs;
+}
+
+static void rx_head(void *ctx, const struct ls_http_msg *m)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = cn->rx_cur ? cn->reqs[cn->rx_cur - 1] : NULL;
+
+	if (!r)
+		return;
+	snprintf(r->method, sizeof(r->method), "%s", m->method);
+	snprintf(r->path, sizeof(r->path), "%s", m->path);
+	snprintf(r->x_request_id, sizeof(r->x_request_id), "%s", m->x_request_id);
+	snprintf(r->traceparent, sizeof(r->traceparent), "%s", m->traceparent);
+	if (!strcmp(m->method, "HEAD") && cn->tx)
+		ls_http_expect_head(cn->tx);
+}
+
+static void rx_end(void *ctx)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = cn->rx_cur ? cn->reqs[cn->rx_cur - 1] : NULL;
+
+	if (!r)
+		return;
+	r->in_end = cn->rx->pos;
+	r->t_read = cn->io_ts;
+	cn->rx_cur = 0;
+}
+
+static void rx_lost(void *ctx, const char *why)
+{
+	struct conn *cn = ctx;
+
+	(void)why;
+	cn->corr->st.http_sync_lost++;
+	if (!cn->nreqs)
+		cn->opaque = true;
+	cn->rx_cur = 0;
+}
+
+/* ---- parser callbacks: what the app wrote ---- */
+
+static struct ls_request *tx_req(struct conn *cn)
+{
+	return cn->tx_cur ? cn->reqs[cn->tx_cur - 1] : NULL;
+}
+
+static void tx_begin(void *ctx)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r;
+
+	/* A response answers the oldest request without one; a response to a
+	 * request read before the capture began gets a request of its own. */
+	if (cn->next_resp < cn->nreqs) {
+		r = cn->reqs[cn->next_resp];
+	} else {
+		r = new_request(cn);
+		r->first_on_conn = false;
+	}
+	for (size_t i = 0; i < cn->nreqs; i++)
+		if (cn->reqs[i] == r)
+			cn->tx_cur = i + 1, cn->next_resp = i + 1;
+	r->out_begin = cn->tx->msg_begin;
+	/* blocked time of the write that carries the head counts here */
+	if (!cn->io_blocked_taken) {
+		r->send_blocked_ns += cn->io_blocked;
+		r->send_blocked_ttft_ns += cn->io_blocked;
+		cn->io_blocked_taken = true;
+	}
+}
+
+static void tx_head(void *ctx, const struct ls_http_msg *m)
+{
+	struct ls_request *r = tx_req(ctx);
+
+	if (!r)
+		return;
+	r->status = m->status;
+	r->streaming = m->sse;
+	if (!r->x_request_id[0])
+		snprintf(r->x_request_id, sizeof(r->x_request_id), "%s", m->x_request_id);
+}
+
+static void tx_body_start(void *ctx)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = tx_req(cn);
+
+	if (r && !r->streaming && !r->t_first)
+		r->t_first = cn->io_ts;
+}
+
+static void tx_event(void *ctx, bool done)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = tx_req(cn);
+
+	if (!r || done)
+		return;
+	if (!r->tokens && r->streaming)
+		r->t_first = cn->io_ts;
+	if (r->last_token_ts && cn->io_ts - r->last_token_ts > r->max_gap_ns)
+		r->max_gap_ns = cn->io_ts - r->last_token_ts;
+	r->last_token_ts = cn->io_ts;
+	r->tokens++;
+}
+
+static void tx_end(void *ctx)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = tx_req(cn);
+
+	if (!r)
+		return;
+	r->out_end = cn->tx->pos;
+	r->t_out = cn->io_ts;
+	if (!r->t_first)
+		r->t_first = cn->io_ts;
+	cn->tx_cur = 0;
+}
+
+static void tx_lost(void *ctx, const char *why)
+{
+	struct conn *cn = ctx;
+
+	(void)why;
+	cn->corr->st.http_sync_lost++;
+	cn->tx_cur = 0;
+}
+
+static const struct ls_http_cb rx_cb = {
+	.begin = rx_begin, .head = rx_head, .end = rx_end, .lost = rx_lost};
+static const struct ls_http_cb tx_cb = {.begin = tx_begin,
+					.head = tx_head,
+					.body_start = tx_body_start,
+					.event = tx_event,
+					.end = tx_end,
+					.lost = tx_lost};
+
+/* ---- records ---- */
+
+static void on_state(struct ls_corr *c, const struct ls_ev_tcp_state *e)
+{
+	struct conn *cn = conn_get(c, e->conn_id);
+
+	if (!cn)
+		return;
+	cn->tuple = e->t;
+	cn->have_tuple = true;
+	if (e->newstate == 1 /* ESTABLISHED */ && !cn->have_seq) {
+		cn->have_seq = true;
+		cn->est_ts = e->h.ts;
+		cn->est_srtt = e->srtt_us;
+		cn->irs1 = e->rcv_nxt;
+		cn->iss1 = e->snd_nxt;
+		/* SYN-ACK retransmits seen before this connection existed */
+		for (size_t i = 0; i < c->nsynacks; i++) {
+			struct synack *s = &c->synacks[i];
+			if (s->t.sport != e->t.sport || s->t.dport != e->t.dport ||
+			    memcmp(s->t.daddr, e->t.daddr, 16))
+				continue;
+			GROW(cn->rtx, cn->nrtx, cn->caprtx);
+			cn->rtx[cn->nrtx++] = s->r;
+			c->synacks[i--] = c->synacks[--c->nsynacks];
+		}
+	}
+}
+
+static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
+{
+	GROW(cn->srtt, cn->nsrtt, cn->capsrtt);
+	cn->srtt[cn->nsrtt++] = (struct srtt_sample){e->h.ts, e->srtt_us};
+	if (!cn->have_seq)
+		return;
+	if (e->flags & 0x10) { /* ACK */
+		uint64_t a = unwrap(e->ack_seq, cn->iss1, cn->acked);
+		if (a > cn->acked) {
+			cn->acked = a;
+			push_point(&cn->acks, e->h.ts, a);
+		}
+	}
+	if (!e->data_len)
+		return;
+	uint64_t b = unwrap(e->seq, cn->irs1, cn->frontier), end = b + e->data_len;
+
+	/* Data that came with the handshake's ACK is processed before any
+	 * tcp_probe fires: it was there at ESTABLISHED. */
+	if (!cn->arrivals.n && b > cn->frontier && !cn->nooo) {
+		cn->frontier = b;
+		push_point(&cn->arrivals, cn->est_ts, b);
+	}
+	if (b <= cn->frontier && end > cn->frontier) {
+		cn->frontier = end;
+		for (bool merged = true; merged;) {
+			merged = false;
+			for (int i = 0; i < cn->nooo; i++) {
+				if (cn->ooo[i].b <= cn->frontier) {
+					if (cn->ooo[i].e > cn->frontier)
+						cn->frontier = cn->ooo[i].e;
+					cn->ooo[i--] = cn->ooo[--cn->nooo];
+					merged = true;
+				}
+			}
+		}
+		push_point(&cn->arrivals, e->h.ts, cn->frontier);
+	} else if (b > cn->frontier && cn->nooo < 16) {
+		cn->ooo[cn->nooo].b = b;
+		cn->ooo[cn->nooo].e = end;
+		cn->nooo++;
+	}
+}
+
+static void on_io(struct ls_corr *c, struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	const uint8_t *data = (const uint8_t *)(e + 1);
+	size_t known = e->cap_len;
+
+	c->st.io_records++;
+	if (known > e->h.size - sizeof(*e))
+		known = e->h.size - sizeof(*e);
+	if (!cn->rx) {
+		cn->rx = malloc(sizeof(*cn->rx));
+		cn->tx = malloc(sizeof(*cn->tx));
+		if (!cn->rx || !cn->tx)
+			abort();
+		ls_http_init(cn->rx, LS_HTTP_REQUEST, &rx_cb, cn);
+		ls_http_init(cn->tx, LS_HTTP_RESPONSE, &tx_cb, cn);
+	}
+	cn->pid = e->h.pid;
+	cn->io_ts = e->h.ts;
+	if (e->dir == LS_IO_IN) {
+		if (!e->bytes) {
+			cn->peer_eof = true;
+			ls_http_eof(cn->rx);
+			return;
+		}
+		ls_http_feed(cn->rx, data, known, e->bytes);
+		return;
+	}
+	cn->io_blocked = e->blocked_ns;
+	cn->io_blocked_taken = false;
+	/* A write continuing a response: its blocked time is that response's. */
+	if (cn->tx_cur && e->blocked_ns) {
+		struct ls_request *r = cn->reqs[cn->tx_cur - 1];
+		r->send_blocked_ns += e->blocked_ns;
+		if (!r->t_first)
+			r->send_blocked_ttft_ns += e->blocked_ns;
+		cn->io_blocked_taken = true;
+	}
+	ls_http_feed(cn->tx, data, known, e->bytes);
+}
+
+static void on_retrans(struct ls_corr *c, const struct ls_ev_tcp_retrans *e)
+{
+	struct retrans r = {e->h.ts, e->seq, e->segs, e->kind == LS_RETRANS_SYNACK};
+	struct conn *cn = e->conn_id ? conn_get(c, e->conn_id) : NULL;
+
+	if (cn) {
+		GROW(cn->rtx, cn->nrtx, cn->caprtx);
+		cn->rtx[cn->nrtx++] = r;
+		return;
+	}
+	GROW(c->synacks, c->nsynacks, c->capsynacks);
+	c->synacks[c->nsynacks++] = (struct synack){e->t, r};
+}
+
+/* ---- finishing a connection: marks, attribution, emission ---- */
+
+static void srtt_stats(const struct conn *cn, struct ls_request *r)
+{
+	uint64_t lo = r->t_start, hi = r->t_end ? r->t_end : r->t_out, sum = 0;
+	uint32_t n = 0, mn = UINT32_MAX, mx = 0, before = 0;
+
+	for (size_t i = 0; i < cn->nsrtt; i++) {
+		const struct srtt_sample *s = &cn->srtt[i];
+		if (s->ts < lo) {
+			before = s->us;
+			continue;
+		}
+		if (hi && s->ts > hi)
+			break;
+		if (!s->us)
+			continue;
+		n++;
+		sum += s->us;
+		mn = s->us < mn ? s->us : mn;
+		mx = s->us > mx ? s->us : mx;
+	}
+	if (!n && (before || cn->est_srtt)) { /* no sample inside: the last one before */
+		n = 1;
+		mn = mx = sum = before ? before : cn->est_srtt;
+	}
+	if (n) {
+		r->srtt_min_us = mn;
+		r->srtt_max_us = mx;
+		r->srtt_avg_us = sum / n;
+	}
+}
+
+static void attribute_retransmits(struct ls_corr *c, struct conn *cn)
+{
+	for (size_t i = 0; i < cn->nrtx; i++) {
+		const struct retrans *x = &cn->rtx[i];
+		struct ls_request *r = NULL;
+
+		if (!cn->nreqs) {
+			c->st.retrans_unattributed += x->segs;
+			continue;
+		}
+		if (x->synack) {
+			r = cn->reqs[0];
+		} else if (cn->have_seq) {
+			uint64_t off = unwrap(x->seq, cn->iss1, cn->acked);
+			for (size_t k = 0; k < cn->nreqs && !r; k++)
+				if (cn->reqs[k]->out_end > off)
+					r = cn->reqs[k];
+		} else {
+			for (size_t k = 0; k < cn->nreqs && !r; k++)
+				if (cn->reqs[k]->t_end >= x->ts || !cn->reqs[k]->t_end)
+					r = cn->reqs[k];
+		}
+		if (!r)
+			r = cn->reqs[cn->nreqs - 1];
+		r->retransmits += x->segs;
+	}
+}
+
+static void finish_request(struct conn *cn, struct ls_request *r, bool capture_end)
+{
+	if (cn->have_seq) {
+		if (r->in_end > r->in_begin)
+			r->t_in = time_past(&cn->arrivals, r->in_end - 1);
+		if (r->first_on_conn && cn->est_ts)
+			r->t_start = cn->est_ts - (uint64_t)cn->est_srtt * 1000;
+		else if (r->in_end > r->in_begin)
+			r->t_start = time_past(&cn->arrivals, r->in_begin);
+		if (r->out_end)
+			r->t_end = time_past(&cn->acks, r->out_end - 1);
+	}
+	/* Without sequence anchors, the app's own read is the best start. */
+	if (!r->t_start)
+		r->t_start = r->t_in ? r->t_in : r->t_read;
+	r->bytes_in = r->in_end > r->in_begin ? r->in_end - r->in_begin : 0;
+	r->bytes_out = r->out_end > r->out_begin ? r->out_end - r->out_begin : 0;
+	if (r->t_end)
+		r->outcome = LS_REQ_OK;
+	else if (cn->reset)
+		r->outcome = LS_REQ_RESET;
+	else if (capture_end)
+		r->outcome = LS_REQ_INCOMPLETE;
+	else if (r->out_end)
+		r->outcome = LS_REQ_UNACKED;
+	else if (cn->peer_eof || (r->in_end && r->out_begin))
+		r->outcome = LS_REQ_ABORTED;
+	else
+		r->outcome = LS_REQ_NO_RESPONSE;
+	if (r->outcome == LS_REQ_NO_RESPONSE && !r->in_end)
+		r->outcome = LS_REQ_ABORTED;
+	if (cn->have_tuple) {
+		ls_addr_str(cn->tuple.daddr, cn->tuple.dport, r->client, sizeof(r->client));
+		ls_addr_str(cn->tuple.saddr, cn->tuple.sport, r->server, sizeof(r->server));
+	}
+	r->resets = cn->resets;
+	srtt_stats(cn, r);
+}
+
+static void finish_conn(struct ls_corr *c, struct conn *cn, bool capture_end)
+{
+	if (cn->rx && cn->rx_cur)
+		ls_http_eof(cn->rx);
+	if (cn->tx)
+		ls_http_eof(cn->tx);
+	for (size_t i = 0; i < cn->nreqs; i++)
+		finish_request(cn, cn->reqs[i], capture_end);
+	attribute_retransmits(c, cn);
+	if (cn->http)
+		c->st.conns_http++;
+	if (cn->opaque)
+		c->st.conns_opaque++;
+	for (size_t i = 0; i < cn->nreqs; i++) {
+		c->st.requests++;
+		if (c->emit)
+			c->emit(c->ctx, cn->reqs[i]);
+		free(cn->reqs[i]);
+	}
+	free(cn->reqs);
+	free(cn->arrivals.v);
+	free(cn->acks.v);
+	free(cn->srtt);
+	free(cn->rtx);
+	free(cn->rx);
+	free(cn->tx);
+	c->conns[cn->id] = NULL;
+	free(cn);
+}
+
+void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec)
+{
+	struct conn *cn;
+
+	switch (rec->type) {
+	case LS_EV_TCP_STATE:
+		on_state(c, (const void *)rec);
+		break;
+	case LS_EV_TCP_PROBE:
+		cn = conn_get(c, ((const struct ls_ev_tcp_probe *)rec)->conn_id);
+		if (cn)
+			on_probe(cn, (const void *)rec);
+		break;
+	case LS_EV_TCP_RETRANS:
+		on_retrans(c, (const void *)rec);
+		break;
+	case LS_EV_TCP_RESET:
+		cn = conn_get(c, ((const struct ls_ev_tcp_reset *)rec)->conn_id);
+		if (cn) {
+			cn->reset = true;
+			cn->resets++;
+		}
+		break;
+	case LS_EV_SOCK_ACCEPT: {
+		const struct ls_ev_sock_accept *e = (const void *)rec;
+		cn = conn_get(c, e->conn_id);
+		if (cn && !cn->have_tuple) {
+			cn->tuple = e->t;
+			cn->have_tuple = true;
+		}
+		break;
+	}
+	case LS_EV_SOCK_IO:
+		cn = conn_get(c, ((const struct ls_ev_sock_io *)rec)->conn_id);
+		if (cn)
+			on_io(c, cn, (const void *)rec);
+		break;
+	case LS_EV_TCP_DESTROY:
+		cn = conn_get(c, ((const struct ls_ev_tcp_destroy *)rec)->conn_id);
+		if (cn)
+			finish_conn(c, cn, false);
+		break;
+	default:
+		break;
+	}
+}
+
+void ls_corr_finish(struct ls_corr *c)
+{
+	for (size_t i = 0; i < c->nconns; i++)
+		if (c->conns[i])
+			finish_conn(c, c->conns[i], true);
+	for (size_t i = 0; i < c->nsynacks; i++)
+		c->st.retrans_unattributed += c->synacks[i].r.segs;
+	c->nsynacks = 0;
+}
+
+void ls_corr_free(struct ls_corr *c)
+{
+	if (!c)
+		return;
+	ls_corr_finish(c);
+	free(c->conns);
+	free(c->synacks);
+	free(c);
+}

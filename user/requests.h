@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The request correlator: turns a time-ordered stream of records into HTTP
+ * requests with the marks of DESIGN.md §6 that the network gives (T_start,
+ * T_in, T_read, T_first, T_out, T_end) and the per-request network facts
+ * (bytes, tokens, retransmits, srtt, resets). One per capture; `report` and
+ * later `top` feed it the same way (live mode = offline mode from the ring).
+ *
+ * Mapping bytes to time: the app's reads and writes give stream offsets
+ * (HTTP parser positions); TCP sequence anchors at ESTABLISHED turn those
+ * into sequence numbers; tcp_probe gives, per incoming segment, when request
+ * bytes became available in order and how far the peer has acknowledged
+ * response bytes.
+ */
+#ifndef LATSPLIT_USER_REQUESTS_H
+#define LATSPLIT_USER_REQUESTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "latsplit/events.h"
+
+enum ls_outcome {
+	LS_REQ_OK,          /* response fully acknowledged */
+	LS_REQ_UNACKED,     /* response written, its ACK not seen (capture or conn ended) */
+	LS_REQ_NO_RESPONSE, /* request read, no response written */
+	LS_REQ_ABORTED,     /* the client closed before the request or response completed */
+	LS_REQ_RESET,       /* the connection was reset before completion */
+	LS_REQ_INCOMPLETE,  /* the capture ended first */
+};
+
+struct ls_request {
+	uint64_t id;
+	uint64_t conn_id;
+	uint32_t pid;
+	char method[16];
+	char path[256];
+	int status; /* 0: no response head */
+	char x_request_id[80];
+	char traceparent[80];
+	char client[64]; /* "ip:port" of the peer */
+	char server[64];
+	enum ls_outcome outcome;
+	bool first_on_conn;
+	bool streaming;
+
+	/* marks, CLOCK_MONOTONIC ns; 0 = not observed */
+	uint64_t t_start, t_in, t_read, t_first, t_out, t_end;
+
+	uint64_t bytes_in, bytes_out;
+	uint32_t tokens;
+	uint32_t retransmits; /* segments (same unit as TcpRetransSegs) */
+	uint32_t resets;
+	uint32_t srtt_min_us, srtt_max_us, srtt_avg_us;
+	uint64_t send_blocked_ns;
+	uint64_t send_blocked_ttft_ns; /* the part before T_first */
+	uint64_t max_gap_ns;           /* largest gap between token writes */
+
+	/* stream offsets (internal; kept for tests and debugging) */
+	uint64_t in_begin, in_end, out_begin, out_end;
+	uint64_t last_token_ts;
+};
+
+struct ls_corr_stats {
+	uint64_t conns, conns_http, conns_opaque;
+	uint64_t requests;
+	uint64_t http_sync_lost;
+	uint64_t retrans_unattributed; /* on connections that carried no request */
+	uint64_t io_records;
+};
+
+struct ls_corr;
+
+/* emit is called once per finished request (the pointer is valid only
+ * during the call). */
+struct ls_corr *ls_corr_new(void (*emit)(void *ctx, const struct ls_request *r), void *ctx);
+void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec);
+/* End of input: finishes every open connection. */
+void ls_corr_finish(struct ls_corr *c);
+const struct ls_corr_stats *ls_corr_stats(const struct ls_corr *c);
+void ls_corr_free(struct ls_corr *c);
+
+const char *ls_outcome_name(enum ls_outcome o);
+
+#endif
