@@ -37,11 +37,13 @@ struct config {
 	const char *path;
 	const char *out;
 	double timeout;
+	const char *id_prefix;
 };
 
 static struct config cfg = {
 	.host = "127.0.0.1", .port = 8000, .concurrency = 1, .requests = 10, .prompt_bytes = 64,
 	.max_tokens = 16, .keepalive = true, .path = "/v1/completions", .timeout = 30,
+	.id_prefix = "lg-",
 };
 
 struct result {
@@ -206,10 +208,10 @@ static void emit(const struct result *r)
 		done_ok++;
 	if (out)
 		fprintf(out,
-			"{\"id\":%ld,\"worker\":%d,\"local_port\":%u,\"start_ns\":%llu,\"first_ns\":%llu,"
+			"{\"id\":%ld,\"x_request_id\":\"%s%ld\",\"worker\":%d,\"local_port\":%u,\"start_ns\":%llu,\"first_ns\":%llu,"
 			"\"end_ns\":%llu,\"ttft_ns\":%llu,\"total_ns\":%llu,\"status\":%d,"
 			"\"bytes_out\":%ld,\"bytes_in\":%ld,\"tokens\":%d,\"error\":%s%s%s}\n",
-			r->id, r->worker, r->local_port, r->start, r->first, r->end,
+			r->id, cfg.id_prefix, r->id, r->worker, r->local_port, r->start, r->first, r->end,
 			r->first ? r->first - r->start : 0, r->end - r->start, r->status,
 			r->bytes_out, r->bytes_in, r->tokens, r->error ? "\"" : "",
 			r->error ? r->error : "null", r->error ? "\"" : "");
@@ -250,8 +252,8 @@ static void *worker(void *arg)
 				    cfg.max_tokens, cfg.stream ? "true" : "false");
 		int n = snprintf(req, reqcap,
 				 "POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
-				 "X-Request-Id: lg-%ld\r\nContent-Length: %d\r\nConnection: %s\r\n\r\n%s%s\"}",
-				 cfg.path, cfg.host, cfg.port, id, blen + cfg.prompt_bytes + 2,
+				 "X-Request-Id: %s%ld\r\nContent-Length: %d\r\nConnection: %s\r\n\r\n%s%s\"}",
+				 cfg.path, cfg.host, cfg.port, cfg.id_prefix, id, blen + cfg.prompt_bytes + 2,
 				 cfg.keepalive ? "keep-alive" : "close", body, prompt);
 		r.start = now_ns();
 		if (fd < 0) {
@@ -295,7 +297,7 @@ static void usage(FILE *o)
 	fprintf(o,
 		"usage: loadgen [--host IP] [--port N] [-c CONC] [-n REQUESTS | -d SECONDS]\n"
 		"               [--stream] [--prompt-bytes N] [--max-tokens N] [--no-keepalive]\n"
-		"               [--path P] [--timeout S] [-o OUT.jsonl]\n\n"
+		"               [--path P] [--timeout S] [--id-prefix P] [-o OUT.jsonl]\n\n"
 		"Sends OpenAI-style completion requests over N connections; one JSONL line\n"
 		"per request (CLOCK_MONOTONIC ns) to -o, a summary to stderr.\n");
 }
@@ -309,7 +311,8 @@ int main(int argc, char **argv)
 		{"prompt-bytes", required_argument, NULL, 'P'}, {"max-tokens", required_argument, NULL, 'm'},
 		{"no-keepalive", no_argument, NULL, 'K'},     {"path", required_argument, NULL, 'u'},
 		{"timeout", required_argument, NULL, 't'},    {"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},             {}};
+		{"help", no_argument, NULL, 'h'},             {"id-prefix", required_argument, NULL, 'I'},
+		{}};
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "c:n:d:o:h", opts, NULL)) != -1) {
@@ -326,6 +329,7 @@ int main(int argc, char **argv)
 		case 'u': cfg.path = optarg; break;
 		case 't': cfg.timeout = atof(optarg); break;
 		case 'o': cfg.out = optarg; break;
+		case 'I': cfg.id_prefix = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -40,6 +40,7 @@ struct config {
 	int token_bytes;
 	long max_requests;
 	const char *ready_file;
+	int sndbuf;
 };
 
 static struct config cfg = {
@@ -309,7 +310,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: mock-engine [--port N] [--bind ADDR] [--delay-ms MS] [--token-ms MS]\n"
 		"                   [--tokens N] [--token-bytes N] [--read-delay-ms MS]\n"
-		"                   [--max-requests N] [--ready-file PATH]\n\n"
+		"                   [--max-requests N] [--ready-file PATH] [--sndbuf BYTES]\n\n"
 		"A simulated OpenAI-compatible inference server (no model runs).\n"
 		"  --delay-ms MS       time before the first token of each request (default 0)\n"
 		"  --token-ms MS       time between tokens (default 0)\n"
@@ -317,7 +318,8 @@ static void usage(FILE *out)
 		"  --token-bytes N     bytes of text per token (6)\n"
 		"  --read-delay-ms MS  wait before reading each request from the socket (0)\n"
 		"  --max-requests N    exit after N requests\n"
-		"  --ready-file PATH   create PATH once listening\n");
+		"  --ready-file PATH   create PATH once listening\n"
+		"  --sndbuf BYTES      SO_SNDBUF of each connection (default: kernel autotuning)\n");
 }
 
 static bool parse_num(const char *s, double *out)
@@ -336,6 +338,7 @@ int main(int argc, char **argv)
 		{"read-delay-ms", required_argument, NULL, 'R'},
 		{"max-requests", required_argument, NULL, 'M'},
 		{"ready-file", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'},
+		{"sndbuf", required_argument, NULL, 'S'},
 		{}};
 	int opt;
 	double v;
@@ -365,6 +368,7 @@ int main(int argc, char **argv)
 		case 'B': cfg.token_bytes = (int)v; break;
 		case 'R': cfg.read_delay_ms = v; break;
 		case 'M': cfg.max_requests = (long)v; break;
+		case 'S': cfg.sndbuf = (int)v; break;
 		}
 	}
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -402,6 +406,8 @@ int main(int argc, char **argv)
 			break;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (cfg.sndbuf)
+			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &cfg.sndbuf, sizeof(cfg.sndbuf));
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);

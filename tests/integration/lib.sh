@@ -55,3 +55,14 @@ snmp_retrans_segs() {
   [[ -n ${1:-} ]] && cmd=(ip netns exec "$1" cat /proc/net/snmp)
   "${cmd[@]}" | awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) col[$i] = i; h = 1 } else print $col["RetransSegs"] }'
 }
+
+# start_recording OUT READY -- CMD...: latsplit record -o OUT -- CMD (RPID set);
+# waits until CMD creates READY. stop_recording ends it.
+start_recording() {
+  local out=$1 ready=$2; shift 3
+  "$LS" record -o "$out" -- "$@" 2>"$out.log" &
+  RPID=$!
+  CLEANUP+=("kill -INT $RPID")
+  wait_for_file "$ready" 10
+}
+stop_recording() { sleep "${1:-0.5}"; kill -INT "$RPID"; wait "$RPID"; }

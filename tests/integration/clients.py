@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Odd HTTP clients for integration tests (stdlib only).
+
+  clients.py pipeline HOST PORT     3 requests in one send, read 3 responses
+  clients.py garbage HOST PORT      binary garbage, then close
+  clients.py half HOST PORT         half a request head, then close
+  clients.py reset HOST PORT        start a streaming request, RST mid-stream
+"""
+import socket
+import struct
+import sys
+import time
+
+
+def connect(host, port):
+    s = socket.create_connection((host, int(port)), timeout=10)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def post(path, body, stream=False, close=False):
+    b = body.encode()
+    return (f"POST {path} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(b)}\r\n{'Connection: close' + chr(13) + chr(10) if close else ''}"
+            f"\r\n").encode() + b
+
+
+def pipeline(host, port):
+    s = connect(host, port)
+    reqs = (b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n"
+            + post("/v1/completions", '{"max_tokens": 2}')
+            + post("/v1/chat/completions", '{"max_tokens": 3, "stream": true}')
+            + b"GET /nope HTTP/1.1\r\nHost: t\r\n\r\n")
+    s.sendall(reqs)
+    data = b""
+    deadline = time.time() + 10
+    while data.count(b"HTTP/1.1 ") < 4 or not data.endswith((b"}", b"0\r\n\r\n")):
+        chunk = s.recv(65536)
+        if not chunk or time.time() > deadline:
+            break
+        data += chunk
+    time.sleep(0.2)
+    s.close()
+    print(data.count(b"HTTP/1.1 "), "responses")
+
+
+def garbage(host, port):
+    s = connect(host, port)
+    s.sendall(bytes(range(256)) * 4)
+    time.sleep(0.2)
+    s.close()
+
+
+def half(host, port):
+    s = connect(host, port)
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: t\r\nContent-Le")
+    time.sleep(0.3)
+    s.close()
+
+
+def reset(host, port):
+    s = connect(host, port)
+    s.sendall(post("/v1/completions", '{"max_tokens": 200, "stream": true}'))
+    s.recv(4096)  # some of the stream
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()     # linger 0: RST
+
+
+if __name__ == "__main__":
+    {"pipeline": pipeline, "garbage": garbage, "half": half, "reset": reset}[sys.argv[1]](*sys.argv[2:])
