@@ -383,6 +383,7 @@ static void on_state(struct ls_corr *c, const struct ls_ev_tcp_state *e)
 		cn->est_srtt = e->srtt_us;
 		cn->irs1 = e->rcv_nxt;
 		cn->iss1 = e->snd_nxt;
+		cn->acked = 0;
 		/* SYN-ACK retransmits seen before this connection existed */
 		for (size_t i = 0; i < c->nsynacks; i++) {
 			struct synack *s = &c->synacks[i];
@@ -392,6 +393,16 @@ static void on_state(struct ls_corr *c, const struct ls_ev_tcp_state *e)
 			GROW(cn->rtx, cn->nrtx, cn->caprtx);
 			cn->rtx[cn->nrtx++] = s->r;
 			c->synacks[i--] = c->synacks[--c->nsynacks];
+		}
+	} else if (cn->have_seq) {
+		/* After the app closes, ACKs are processed outside the
+		 * established path and tcp_probe is silent; the state change
+		 * that an ACK causes (FIN_WAIT1 -> FIN_WAIT2, LAST_ACK -> CLOSE)
+		 * carries snd_una, and our FIN follows every data byte. */
+		uint64_t a = unwrap(e->snd_una, cn->iss1, cn->acked);
+		if (a > cn->acked) {
+			cn->acked = a;
+			push_point(&cn->acks, e->h.ts, a);
 		}
 	}
 }

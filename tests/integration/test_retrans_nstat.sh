@@ -47,3 +47,13 @@ if [[ $delta -gt 0 && $segs -eq $delta ]]; then
 else
   fail "retrans.nstat: latsplit $segs != nstat $delta"
 fi
+# The same total, attributed to requests by `report`.
+"$LS" report --json "$T/cap.data" 2>/dev/null >"$T/report.jsonl"
+per_req=$(python3 -c 'import json,sys; print(sum(json.loads(l)["retransmits"] for l in open(sys.argv[1])))' "$T/report.jsonl")
+nreq=$(wc -l <"$T/report.jsonl")
+info "report: $nreq requests, retransmits summed over requests: $per_req"
+if [[ $nreq -eq 60 && $per_req -eq $delta ]]; then
+  pass "retrans.per_request: $per_req == $delta over $nreq requests"
+else
+  fail "retrans.per_request: $per_req != $delta (or $nreq != 60 requests)"
+fi
