@@ -34,14 +34,13 @@ sleep 1
 kill -INT $RPID; wait $RPID || true; RPID=""
 cat "$OUT/record.log"
 
-echo "== 4. what the capture holds (build/latsplit dump $OUT/latsplit.data)"
+echo "== 4. the latency split so far (build/latsplit report $OUT/latsplit.data)"
+build/latsplit report "$OUT/latsplit.data" | tee "$OUT/report.txt"
+build/latsplit report --json "$OUT/latsplit.data" >"$OUT/requests.jsonl"
 build/latsplit dump "$OUT/latsplit.data" >"$OUT/dump.txt"
-sed -n '1,6p' "$OUT/dump.txt"
-echo "   ... first TCP events:"
-grep -v '^#' "$OUT/dump.txt" | grep -m 6 -E 'tcp_state|tcp_retrans' | sed 's/^/   /' || true
-echo "   events by type:"
-grep -v '^#' "$OUT/dump.txt" | awk '{print $4}' | sort | uniq -c | sort -rn | sed 's/^/   /'
 retrans=$(awk '$4 == "tcp_retrans"' "$OUT/dump.txt" | wc -l)
-echo "== retransmits seen by latsplit on the server: $retrans (loss toward the client: 3%)"
-echo "   (the per-request latency split arrives with the report command)"
-echo "   files: $OUT/latsplit.data $OUT/dump.txt $OUT/loadgen.jsonl"
+echo "== $retrans retransmit events on the server (3% loss toward the client)"
+echo "   network and socket queueing are measured now; engine queueing, transfer and compute"
+echo "   arrive with the engine-event and GPU sources."
+echo "   files: $OUT/latsplit.data (capture) $OUT/requests.jsonl (one JSON record per request)"
+echo "          $OUT/report.txt $OUT/dump.txt (every event) $OUT/loadgen.jsonl (client-side times)"

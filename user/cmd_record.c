@@ -58,6 +58,7 @@ static void usage(FILE *out)
 		"  -p, --pid PID        track PID and its descendants (repeatable)\n"
 		"      --port N         track TCP connections on local port N (repeatable)\n"
 		"      --ringbuf MB     BPF ring buffer size, power of two (default 8)\n"
+		"      --no-sock        no socket I/O (syscall) tracing: TCP and scheduler only\n"
 		"      --capture-bytes N  payload prefix kept per socket read/write, 0..4096\n"
 		"                       (default 1024: HTTP heads and SSE events)\n"
 		"  -z, --zlib-level N   compression level 1..9 (default 1)\n"
@@ -259,13 +260,14 @@ int cmd_record(int argc, char **argv)
 		{"ringbuf", required_argument, NULL, 'm'}, {"zlib-level", required_argument, NULL, 'z'},
 		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
 		{"capture-bytes", required_argument, NULL, 'C'},
+		{"no-sock", no_argument, NULL, 'N'},
 		{}};
 	const char *path = "latsplit.data";
 	double duration = 0;
 	unsigned long pids[MAX_PIDS], ports[MAX_PORTS], ringbuf_mb = 8, level = 1,
 		      capture_bytes = 1024;
 	int npids = 0, nports = 0, opt, go_fd = -1, rc = 1;
-	bool verbose = false;
+	bool verbose = false, no_sock = false;
 	char err[512], old[4096];
 	struct recorder r = {0};
 	struct ls_file_hdr hdr;
@@ -317,6 +319,9 @@ int cmd_record(int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
+		case 'N':
+			no_sock = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -344,6 +349,7 @@ int cmd_record(int argc, char **argv)
 	struct ls_bpf_opts bo = {.track_all = track_all,
 				 .ringbuf_bytes = ringbuf_mb << 20,
 				 .capture_bytes = capture_bytes,
+				 .no_sock = no_sock,
 				 .on_record = on_record,
 				 .ctx = &r};
 	if (ls_bpf_start(&r.bpf, &bo, err, sizeof(err))) {

@@ -222,7 +222,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 		}
 		b->sources |= t->source;
 	}
-	start_sock(b);
+	if (!opts->no_sock)
+		start_sock(b);
 	b->rb = ring_buffer__new(bpf_map__fd(b->sched->maps.events), opts->on_record, opts->ctx,
 				 NULL);
 	if (!b->rb) {

@@ -18,6 +18,7 @@ struct ls_bpf_opts {
 	bool track_all;
 	size_t ringbuf_bytes; /* power of two, >= page size */
 	unsigned int capture_bytes; /* payload prefix per socket I/O, <= 4096 */
+	bool no_sock;               /* skip the socket-I/O domain */
 	ring_buffer_sample_fn on_record;
 	void *ctx;
 };

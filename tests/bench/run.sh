@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # make bench: prints figures, never fails on speed.
 #  1. capture writer/reader throughput on synthetic records;
-#  2. overhead of `latsplit record` on the loopback workload: loadgen
-#     requests/s without and with recording, alternated in one run.
+#  2. overhead of `latsplit record` on a request-heavy loopback workload
+#     (small streaming requests, keep-alive): requests/s untraced, recorded
+#     without socket I/O (--no-sock), and recorded in full, alternated in one
+#     run; events/s and bytes/event; where the BPF time goes (per-program
+#     run time from kernel.bpf_stats_enabled).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=build
@@ -10,29 +13,54 @@ echo "== capture throughput"
 $B/bench-capture 2000000
 
 echo
-echo "== record overhead on loopback (mock-engine + loadgen, small streaming requests, keep-alive)"
+echo "== record overhead on loopback (mock-engine + loadgen: 8 connections, keep-alive, 4-token streams)"
 if [[ $(id -u) -ne 0 ]]; then echo "skipped: needs root"; exit 0; fi
 T=$(mktemp -d); PORT=18555
 $B/mock-engine --port $PORT --bind 127.0.0.1 --tokens 4 --ready-file $T/ready & EPID=$!
-trap 'kill $EPID 2>/dev/null; rm -rf $T' EXIT
+old_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+trap 'kill $EPID 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled=$old_stats 2>/dev/null; rm -rf $T' EXIT
 for i in $(seq 50); do [[ -e $T/ready ]] && break; sleep 0.1; done
 run_load() { $B/loadgen --port $PORT -c 8 -d 3 --stream --max-tokens 4 2>&1 | sed -n 's/.*(\([0-9.]*\) req\/s).*/\1/p'; }
-declare -a base rec
+recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log
+  rm -f $T/cap.data
+  $B/latsplit record -o $T/cap.data -p $EPID "$@" 2>$T/rec.log & local rp=$!
+  for i in $(seq 100); do grep -q recording $T/rec.log && break; sleep 0.05; done
+  run_load
+  [[ -n ${PROG_STATS:-} ]] && bpftool prog show -j > $T/progs.json
+  kill -INT $rp; wait $rp
+}
+declare -a base nosock full
 for round in 1 2 3; do
   base+=("$(run_load)")
-  rm -f $T/cap.data
-  $B/latsplit record -o $T/cap.data -p $EPID 2>$T/rec.log & RP=$!
-  for i in $(seq 100); do grep -q recording $T/rec.log && break; sleep 0.05; done
-  rec+=("$(run_load)")
-  kill -INT $RP; wait $RP
-  events=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log)
+  nosock+=("$(recorded --no-sock)")
+  full+=("$(recorded)")
+  ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log)
+  dur=$(sed -n 's/^latsplit record: \([0-9.]*\) s,.*/\1/p' $T/rec.log)
   bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/rec.log)
-  printf "round %d: untraced %8.1f req/s   recorded %8.1f req/s   (%s events, %s B/event on disk)\n" \
-    $round "${base[-1]}" "${rec[-1]}" "$events" "$bpe"
+  sio=$(grep -o 'sock_io=[0-9]*' $T/rec.log | cut -d= -f2)
+  printf "round %d: untraced %8.1f req/s | --no-sock %8.1f | full %8.1f  (full: %s events in %s s, sock_io %s, %s B/event on disk)\n" \
+    $round "${base[-1]}" "${nosock[-1]}" "${full[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe"
 done
-python3 - "${base[@]}" "${rec[@]}" <<'PY'
+python3 - "${base[@]}" "${nosock[@]}" "${full[@]}" <<'PY'
 import sys, statistics as s
-v = list(map(float, sys.argv[1:])); b, r = v[:3], v[3:]
-print(f"median: untraced {s.median(b):.1f} req/s, recorded {s.median(r):.1f} req/s, "
-      f"ratio {s.median(r)/s.median(b):.3f} (1.0 = no overhead)")
+v = list(map(float, sys.argv[1:])); b, n, f = v[:3], v[3:6], v[6:]
+print(f"median req/s: untraced {s.median(b):.1f}, --no-sock {s.median(n):.1f} "
+      f"(ratio {s.median(n)/s.median(b):.3f}), full {s.median(f):.1f} (ratio {s.median(f)/s.median(b):.3f})")
+PY
+
+echo
+echo "== where the BPF time goes (full recording, 3 s; kernel.bpf_stats_enabled=1)"
+sysctl -qw kernel.bpf_stats_enabled=1
+PROG_STATS=1 recorded >/dev/null
+sysctl -qw kernel.bpf_stats_enabled=$old_stats
+python3 - $T/progs.json <<'PY'
+import json, sys
+progs = [p for p in json.load(open(sys.argv[1])) if p.get("run_cnt")]
+ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "enter_", "exit_"))]
+total = sum(p["run_time_ns"] for p in ours)
+print(f"{'program':28s} {'runs':>10s} {'ns/run':>8s} {'total ms':>9s} {'share':>6s}")
+for p in sorted(ours, key=lambda p: -p["run_time_ns"])[:12]:
+    print(f"{p['name']:28s} {p['run_cnt']:10d} {p['run_time_ns']/p['run_cnt']:8.0f} "
+          f"{p['run_time_ns']/1e6:9.1f} {100*p['run_time_ns']/max(total,1):5.1f}%")
+print(f"all latsplit programs: {total/1e6:.1f} ms of CPU in ~3 s of load")
 PY
