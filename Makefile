@@ -26,7 +26,7 @@ LIB_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-TOOLS := $(BUILD)/mock-engine $(BUILD)/loadgen
+TOOLS := $(BUILD)/liblatsplit-engine.so $(BUILD)/mock-engine $(BUILD)/loadgen
 BENCH_BINS := $(BUILD)/bench-capture
 
 # `make V=1` shows the full commands.
@@ -68,9 +68,16 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(LIB_SAN_OBJS) -lcmocka -lz
 
-$(BUILD)/mock-engine: tools/mock-engine.c | $(BUILD)
+$(BUILD)/liblatsplit-engine.so: user/engine/engine.c include/latsplit/engine.h | $(BUILD)
+	$(call msg,LIB,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
+
+# The mock engine fires its events through the library, by absolute rpath, as
+# a Python engine would through ctypes.
+$(BUILD)/mock-engine: tools/mock-engine.c $(BUILD)/liblatsplit-engine.so | $(BUILD)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -DLATSPLIT_ENGINE_NO_PROBES -o $@ $< \
+		-L$(BUILD) -llatsplit-engine -Wl,-rpath,'$$ORIGIN' -lpthread -lm
 
 $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
 	$(call msg,CC,$@)

@@ -9,6 +9,7 @@
 #ifndef LATSPLIT_COMMON_BPF_H
 #define LATSPLIT_COMMON_BPF_H
 
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "latsplit/events.h"
 

@@ -59,6 +59,9 @@ static void usage(FILE *out)
 		"      --port N         track TCP connections on local port N (repeatable)\n"
 		"      --ringbuf MB     BPF ring buffer size, power of two (default 8)\n"
 		"      --no-sock        no socket I/O (syscall) tracing: TCP and scheduler only\n"
+		"      --engine-lib PATH  a file with latsplit engine probes (repeatable; default:\n"
+		"                       liblatsplit-engine.so beside latsplit, in /usr/local/lib\n"
+		"                       and /usr/lib)\n"
 		"      --capture-bytes N  payload prefix kept per socket read/write, 0..4096\n"
 		"                       (default 1024: HTTP heads and SSE events)\n"
 		"  -z, --zlib-level N   compression level 1..9 (default 1)\n"
@@ -202,6 +205,29 @@ static int port_owners(const unsigned long *ports, int nports, unsigned long *pi
 	return 0;
 }
 
+/* liblatsplit-engine.so beside the latsplit binary, then the usual libdirs. */
+static int default_engine_paths(const char **paths, char *self_lib, size_t len)
+{
+	static const char *const dirs[] = {"/usr/local/lib/liblatsplit-engine.so",
+					   "/usr/lib/liblatsplit-engine.so"};
+	ssize_t n = readlink("/proc/self/exe", self_lib, len - 32);
+	int k = 0;
+
+	if (n > 0) {
+		self_lib[n] = '\0';
+		char *slash = strrchr(self_lib, '/');
+		if (slash) {
+			strcpy(slash + 1, "liblatsplit-engine.so");
+			if (!access(self_lib, R_OK))
+				paths[k++] = self_lib;
+		}
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!access(dirs[i], R_OK))
+			paths[k++] = dirs[i];
+	return k;
+}
+
 static pid_t spawn_waiting(char **argv, int *go_fd)
 {
 	int pfd[2];
@@ -261,6 +287,7 @@ int cmd_record(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
 		{"capture-bytes", required_argument, NULL, 'C'},
 		{"no-sock", no_argument, NULL, 'N'},
+		{"engine-lib", required_argument, NULL, 'E'},
 		{}};
 	const char *path = "latsplit.data";
 	double duration = 0;
@@ -268,6 +295,9 @@ int cmd_record(int argc, char **argv)
 		      capture_bytes = 1024;
 	int npids = 0, nports = 0, opt, go_fd = -1, rc = 1;
 	bool verbose = false, no_sock = false;
+	const char *engine_paths[8];
+	int nengine_paths = 0;
+	char self_lib[4096];
 	char err[512], old[4096];
 	struct recorder r = {0};
 	struct ls_file_hdr hdr;
@@ -322,6 +352,14 @@ int cmd_record(int argc, char **argv)
 		case 'N':
 			no_sock = true;
 			break;
+		case 'E':
+			if (access(optarg, R_OK)) {
+				ls_err("record", "--engine-lib %s: %s", optarg, strerror(errno));
+				return EXIT_USAGE;
+			}
+			if (nengine_paths < 8)
+				engine_paths[nengine_paths++] = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -346,12 +384,17 @@ int cmd_record(int argc, char **argv)
 	if (nports)
 		port_owners(ports, nports, pids, &npids);
 
+	if (!nengine_paths)
+		nengine_paths = default_engine_paths(engine_paths, self_lib, sizeof(self_lib));
 	struct ls_bpf_opts bo = {.track_all = track_all,
 				 .ringbuf_bytes = ringbuf_mb << 20,
 				 .capture_bytes = capture_bytes,
 				 .no_sock = no_sock,
+				 .nengine_paths = nengine_paths,
 				 .on_record = on_record,
 				 .ctx = &r};
+	for (int i = 0; i < nengine_paths; i++)
+		bo.engine_paths[i] = engine_paths[i];
 	if (ls_bpf_start(&r.bpf, &bo, err, sizeof(err))) {
 		ls_err("record", "%s", err);
 		return 1;
@@ -411,6 +454,8 @@ int cmd_record(int argc, char **argv)
 		close(go_fd);
 		go_fd = -1;
 	}
+	if (verbose && ls_bpf_engine_paths(r.bpf)[0])
+		fprintf(stderr, "latsplit record: engine probes in %s\n", ls_bpf_engine_paths(r.bpf));
 	fprintf(stderr, "latsplit record: recording %s to %s%s\n",
 		track_all ? "all processes" : "tracked processes", path,
 		duration ? "" : " (Ctrl-C to stop)");

@@ -231,6 +231,34 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		   e->fd);
 		break;
 	}
+	case LS_EV_ENGINE: {
+		const struct ls_ev_engine *e = (const void *)rec;
+		static const char *const kinds[] = {"?",          "arrived",   "queued",  "scheduled",
+						    "first_token", "preempted", "resumed", "finished"};
+		char xr[65];
+		SAFE(xr, e->x_request_id);
+		KV(",\"req\":%llu,\"event\":\"%s\",\"arg\":%u,\"x_request_id\":\"%s\"",
+		   "req=%llu %s arg=%u x_request_id=%s", (unsigned long long)e->req_id,
+		   e->kind < 8 ? kinds[e->kind] : "?", e->arg, xr);
+		break;
+	}
+	case LS_EV_GPU: {
+		const struct ls_ev_gpu *e = (const void *)rec;
+		static const char *const kinds[] = {"?", "kernel", "memcpy", "memset", "sync"};
+		static const char *const copies[] = {"other", "h2d", "d2h", "d2d"};
+		static const char *const srcs[] = {"?", "simulated", "cupti", "uprobe"};
+		char name[65];
+		SAFE(name, e->name);
+		KV(",\"kind\":\"%s\",\"copy\":\"%s\",\"source\":\"%s\",\"start_ns\":%llu,"
+		   "\"end_ns\":%llu,\"bytes\":%llu,\"device\":%u,\"stream\":%u,\"correlation\":%u,"
+		   "\"flags\":%u,\"name\":\"%s\"",
+		   "%s %s %s start=%llu end=%llu bytes=%llu dev=%u stream=%u corr=%u flags=%u %s",
+		   e->kind < 5 ? kinds[e->kind] : "?", e->copy_kind < 4 ? copies[e->copy_kind] : "?",
+		   e->source < 4 ? srcs[e->source] : "?", (unsigned long long)e->start_ns,
+		   (unsigned long long)e->end_ns, (unsigned long long)e->bytes, e->device, e->stream,
+		   e->correlation, e->flags, name);
+		break;
+	}
 	case LS_REC_PROC_INFO: {
 		const struct ls_rec_proc_info *e = (const void *)rec;
 		char exe[257], cmd[512];

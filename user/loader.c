@@ -17,6 +17,7 @@
 #include "sched.skel.h"
 #include "net.skel.h"
 #include "sock.skel.h"
+#include "engine.skel.h"
 
 struct tp {
 	const char *name;
@@ -32,6 +33,10 @@ struct ls_bpf {
 	struct sched_bpf *sched;
 	struct net_bpf *net;
 	struct sock_bpf *sock;
+	struct engine_bpf *engine;
+	struct bpf_link *engine_links[64];
+	int nengine_links;
+	char engine_paths[1024];
 	struct bpf_link *sock_links[32];
 	int nsock_links;
 	struct ring_buffer *rb;
@@ -153,6 +158,49 @@ static void start_sock(struct ls_bpf *b)
 		b->sources |= LS_SRC_SOCK_IO;
 }
 
+/* The engine domain: USDT probes in each given file, for every process. */
+static void start_engine(struct ls_bpf *b, const struct ls_bpf_opts *opts)
+{
+	struct bpf_program *p;
+	size_t off = 0;
+	int e;
+
+	if (!opts->nengine_paths)
+		return;
+	e = engine_bpf__load(b->engine);
+	if (e) {
+		snprintf(b->missing + strlen(b->missing), sizeof(b->missing) - strlen(b->missing),
+			 "%sengine events (load: %s)", b->missing[0] ? ", " : "", strerror(-e));
+		return;
+	}
+	for (int i = 0; i < opts->nengine_paths; i++) {
+		int attached = 0;
+
+		bpf_object__for_each_program(p, b->engine->obj) {
+			struct bpf_link *l;
+
+			if (b->nengine_links == (int)(sizeof(b->engine_links) / sizeof(b->engine_links[0])))
+				break;
+			l = bpf_program__attach_usdt(p, -1, opts->engine_paths[i], "latsplit",
+						     bpf_program__name(p), NULL);
+			if (!l)
+				continue;
+			b->engine_links[b->nengine_links++] = l;
+			attached++;
+		}
+		if (attached && off < sizeof(b->engine_paths))
+			off += snprintf(b->engine_paths + off, sizeof(b->engine_paths) - off, "%s%s",
+					off ? ", " : "", opts->engine_paths[i]);
+	}
+	if (b->nengine_links)
+		b->sources |= LS_SRC_ENGINE;
+}
+
+const char *ls_bpf_engine_paths(const struct ls_bpf *b)
+{
+	return b->engine_paths;
+}
+
 int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err, size_t errlen)
 {
 	struct ls_bpf *b = calloc(1, sizeof(*b));
@@ -170,7 +218,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	b->sched = sched_bpf__open();
 	b->net = net_bpf__open();
 	b->sock = sock_bpf__open();
-	if (!b->sched || !b->net || !b->sock) {
+	b->engine = engine_bpf__open();
+	if (!b->sched || !b->net || !b->sock || !b->engine) {
 		e = -errno;
 		snprintf(err, errlen, "opening BPF objects: %s", strerror(errno));
 		goto fail;
@@ -183,6 +232,9 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	b->sched->rodata->wakeup_bytes = b->net->rodata->wakeup_bytes =
 		b->sock->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	b->sock->rodata->capture_bytes = opts->capture_bytes;
+	b->engine->rodata->track_all = opts->track_all;
+	b->engine->rodata->self_tgid = getpid();
+	b->engine->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(b->sched->maps.events, opts->ringbuf_bytes);
 	table(b);
 	e = choose_programs(b, err, errlen);
@@ -195,7 +247,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 		goto fail;
 	}
 	if ((e = share_maps(b->net->obj, b->sched->obj)) ||
-	    (e = share_maps(b->sock->obj, b->sched->obj))) {
+	    (e = share_maps(b->sock->obj, b->sched->obj)) ||
+	    (e = share_maps(b->engine->obj, b->sched->obj))) {
 		snprintf(err, errlen, "sharing BPF maps: %s", strerror(-e));
 		goto fail;
 	}
@@ -224,6 +277,7 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	}
 	if (!opts->no_sock)
 		start_sock(b);
+	start_engine(b, opts);
 	b->rb = ring_buffer__new(bpf_map__fd(b->sched->maps.events), opts->on_record, opts->ctx,
 				 NULL);
 	if (!b->rb) {
@@ -311,6 +365,9 @@ void ls_bpf_stop(struct ls_bpf *b)
 		bpf_link__destroy(b->tps[i].link);
 	for (int i = 0; i < b->nsock_links; i++)
 		bpf_link__destroy(b->sock_links[i]);
+	for (int i = 0; i < b->nengine_links; i++)
+		bpf_link__destroy(b->engine_links[i]);
+	engine_bpf__destroy(b->engine);
 	sock_bpf__destroy(b->sock);
 	net_bpf__destroy(b->net);
 	sched_bpf__destroy(b->sched);

@@ -19,6 +19,10 @@ struct ls_bpf_opts {
 	size_t ringbuf_bytes; /* power of two, >= page size */
 	unsigned int capture_bytes; /* payload prefix per socket I/O, <= 4096 */
 	bool no_sock;               /* skip the socket-I/O domain */
+	/* Files with latsplit USDT probes (liblatsplit-engine.so, engines that
+	 * include engine.h); probes attach in every process that maps them. */
+	const char *engine_paths[8];
+	int nengine_paths;
 	ring_buffer_sample_fn on_record;
 	void *ctx;
 };
@@ -27,6 +31,8 @@ struct ls_bpf_opts {
 int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err, size_t errlen);
 /* enum ls_source bits of what got attached. */
 unsigned long long ls_bpf_sources(const struct ls_bpf *b);
+/* Where the engine probes got attached: ", "-separated paths, or "". */
+const char *ls_bpf_engine_paths(const struct ls_bpf *b);
 /* A line naming optional sources that could not be attached, or "". */
 const char *ls_bpf_missing(const struct ls_bpf *b);
 int ls_bpf_track_pid(struct ls_bpf *b, pid_t pid);

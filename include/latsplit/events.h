@@ -38,6 +38,8 @@ enum ls_type {
 	LS_EV_SOCK_IO = 12,
 	LS_EV_SOCK_ACCEPT = 13,
 	LS_EV_SOCK_CLOSE = 14,
+	LS_EV_ENGINE = 15,
+	LS_EV_GPU = 16,
 	LS_EV_KERNEL_MAX,
 
 	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
@@ -229,6 +231,37 @@ struct ls_ev_sock_close {
 	__u64 skaddr;
 	__u32 fd;
 	__u32 pad;
+};
+
+/* An engine event (include/latsplit/engine.h), from USDT. */
+enum ls_engine_ev {
+	LS_ENG_ARRIVED = 1, LS_ENG_QUEUED, LS_ENG_SCHEDULED, LS_ENG_FIRST_TOKEN,
+	LS_ENG_PREEMPTED, LS_ENG_RESUMED, LS_ENG_FINISHED,
+};
+
+struct ls_ev_engine {
+	struct ls_hdr h;
+	__u64 req_id;
+	__u32 kind; /* enum ls_engine_ev */
+	__u32 arg;  /* queued: prompt tokens; scheduled: batch size; finished: status */
+	char x_request_id[64];
+};
+
+/* GPU activity: struct ls_gpu_record of engine.h, as handed over. */
+struct ls_ev_gpu {
+	struct ls_hdr h;
+	__u64 start_ns;
+	__u64 end_ns;
+	__u64 bytes;
+	__u32 kind;
+	__u32 copy_kind;
+	__u32 source;
+	__u32 flags;
+	__u32 device;
+	__u32 stream;
+	__u32 correlation;
+	__u32 pad;
+	char name[64];
 };
 
 /* ---- side records written by user space ---- */
