@@ -74,9 +74,9 @@ $(BUILD)/liblatsplit-engine.so: user/engine/engine.c include/latsplit/engine.h |
 
 # The mock engine fires its events through the library, by absolute rpath, as
 # a Python engine would through ctypes.
-$(BUILD)/mock-engine: tools/mock-engine.c $(BUILD)/liblatsplit-engine.so | $(BUILD)
+$(BUILD)/mock-engine: tools/mock-engine/*.c tools/mock-engine/mock.h $(BUILD)/liblatsplit-engine.so | $(BUILD)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -DLATSPLIT_ENGINE_NO_PROBES -o $@ $< \
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -DLATSPLIT_ENGINE_NO_PROBES -o $@ tools/mock-engine/*.c \
 		-L$(BUILD) -llatsplit-engine -Wl,-rpath,'$$ORIGIN' -lpthread -lm
 
 $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)

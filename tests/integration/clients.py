@@ -61,7 +61,12 @@ def half(host, port):
 def reset(host, port):
     s = connect(host, port)
     s.sendall(post("/v1/completions", '{"max_tokens": 200, "stream": true}'))
-    s.recv(4096)  # some of the stream
+    data = b""
+    while b"data:" not in data:  # some of the stream: at least one token
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()     # linger 0: RST
 

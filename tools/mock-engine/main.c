@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * mock-engine: a small OpenAI-compatible inference server for tests and the
- * demo. POST /v1/completions and /v1/chat/completions over HTTP/1.1 with
- * keep-alive, non-streaming (JSON) or streaming (SSE "data:" events, one per
- * token, then "data: [DONE]", chunked transfer encoding, as vLLM does).
+ * demo — the HTTP front end. POST /v1/completions and /v1/chat/completions
+ * over HTTP/1.1 with keep-alive, non-streaming (JSON) or streaming (SSE
+ * "data:" events, one per token, then "data: [DONE]", chunked transfer
+ * encoding, as vLLM does). GET /health answers 200.
  *
- * Delay model (simulated, no model runs): a fixed per-request delay before
- * the first token (--delay-ms, "prefill"), then --token-ms per token. The
- * engine loop is one function, serve_request(), so the continuous-batching
- * simulator can replace it without touching the HTTP side.
+ * Each connection has a thread (like an API server's workers); requests go
+ * to the engine core (engine.c), a continuous-batching loop on a simulated
+ * GPU, and tokens come back as the engine produces them. No model runs: all
+ * device timings are simulated and labelled so.
  *
- * Knobs for tests: --read-delay-ms sleeps before reading each request (its
- * bytes wait in the socket's receive queue), --token-bytes sets the size of a
- * token's text, --max-requests exits after N requests.
+ * Test knobs: --read-delay-ms sleeps before reading each request (its bytes
+ * wait in the receive queue), --sndbuf sets SO_SNDBUF, --token-bytes the size
+ * of a token's text, --max-requests exits after N requests.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,11 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mock.h"
+
 struct config {
 	const char *bind_addr;
 	int port;
-	double delay_ms;
-	double token_ms;
 	double read_delay_ms;
 	int tokens;
 	int token_bytes;
@@ -53,6 +54,7 @@ static int listen_fd = -1;
 struct request {
 	char method[16];
 	char path[256];
+	char xrid[80];
 	bool keep_alive;
 	bool stream;
 	int max_tokens;
@@ -148,6 +150,13 @@ static int read_request(struct conn *c, struct request *req)
 		req->keep_alive = false;
 	if ((v = header_value(c->buf, head, "Content-Length")))
 		req->body_len = strtoul(v, NULL, 10);
+	if ((v = header_value(c->buf, head, "X-Request-Id"))) {
+		size_t n = strcspn(v, "\r\n");
+		if (n >= sizeof(req->xrid))
+			n = sizeof(req->xrid) - 1;
+		memcpy(req->xrid, v, n);
+		req->xrid[n] = '\0';
+	}
 	/* Drop the head; read the body, keeping its start for the flags. */
 	memmove(c->buf, c->buf + head, c->len - head);
 	c->len -= head;
@@ -198,63 +207,95 @@ static int send_simple(int fd, int status, const char *reason, const char *body,
 	return send_all(fd, buf, n);
 }
 
-/* The engine: produce the tokens of one request on its connection. */
+/* Hands the request to the engine and writes tokens as they come. */
 static int serve_request(int fd, const struct request *req, long id)
 {
 	char tok[1024], buf[2048];
 	int tb = cfg.token_bytes < (int)sizeof(tok) - 1 ? cfg.token_bytes : (int)sizeof(tok) - 1;
 	const char *conn = req->keep_alive ? "keep-alive" : "close";
+	struct ereq *r = calloc(1, sizeof(*r));
+	int rc = 0, sent = 0, n;
 
-	sleep_ms(cfg.delay_ms);
+	if (!r)
+		return -1;
+	r->id = id;
+	snprintf(r->xrid, sizeof(r->xrid), "%s", req->xrid);
+	r->prompt_tokens = req->body_len / 4 > 0 ? (int)(req->body_len / 4) : 1;
+	r->max_tokens = req->max_tokens > 0 ? req->max_tokens : 1;
+	r->t_read = mono_ns();
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	engine_submit(r);
+
 	if (req->stream) {
-		int n = snprintf(buf, sizeof(buf),
-				 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-				 "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n"
-				 "Connection: %s\r\n\r\n",
-				 conn);
-		if (send_all(fd, buf, n))
-			return -1;
-		for (int i = 0; i < req->max_tokens; i++) {
+		n = snprintf(buf, sizeof(buf),
+			     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+			     "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n"
+			     "Connection: %s\r\n\r\n",
+			     conn);
+		rc = send_all(fd, buf, n);
+	}
+	/* Tokens as the engine makes them (all at the end when not streaming).
+	 * A client that went away does not stop the engine's work. */
+	for (bool done = false; !done;) {
+		int ready;
+		pthread_mutex_lock(&r->mu);
+		while (r->produced == sent && !r->finished)
+			pthread_cond_wait(&r->cv, &r->mu);
+		ready = r->produced;
+		done = r->finished && ready == r->produced;
+		pthread_mutex_unlock(&r->mu);
+		if (!req->stream || rc) {
+			sent = ready;
+			continue;
+		}
+		for (; sent < ready && !rc; sent++) {
 			char ev[1400];
-			if (i)
-				sleep_ms(cfg.token_ms);
-			token_text(tok, tb, i);
+			token_text(tok, tb, sent);
 			int evlen = snprintf(ev, sizeof(ev),
 					     "data: {\"id\":\"cmpl-%ld\",\"object\":\"text_completion\","
 					     "\"choices\":[{\"index\":0,\"text\":\"%s\"}]}\n\n",
 					     id, tok);
 			n = snprintf(buf, sizeof(buf), "%x\r\n%s\r\n", evlen, ev);
-			if (send_all(fd, buf, n))
-				return -1;
+			rc = send_all(fd, buf, n);
+			if (!r->t_first)
+				r->t_first = mono_ns();
 		}
+	}
+	if (req->stream && !rc) {
 		static const char done[] = "data: [DONE]\n\n";
 		n = snprintf(buf, sizeof(buf), "%zx\r\n%s\r\n0\r\n\r\n", sizeof(done) - 1, done);
-		return send_all(fd, buf, n);
-	}
-	/* Non-streaming: all tokens, then one JSON body. */
-	sleep_ms(cfg.token_ms * (req->max_tokens > 0 ? req->max_tokens - 1 : 0));
-	size_t cap = 256 + (size_t)req->max_tokens * tb;
-	char *body = malloc(cap), *text = malloc((size_t)req->max_tokens * tb + 1);
-	if (!body || !text) {
+		rc = send_all(fd, buf, n);
+	} else if (!rc) {
+		size_t cap = 256 + (size_t)r->max_tokens * tb;
+		char *body = malloc(cap), *text = malloc((size_t)r->max_tokens * tb + 1);
+		if (!body || !text) {
+			rc = -1;
+		} else {
+			text[0] = '\0';
+			for (int i = 0, off = 0; i < r->max_tokens; i++, off += tb)
+				token_text(text + off, tb, i);
+			int blen = snprintf(body, cap,
+					    "{\"id\":\"cmpl-%ld\",\"object\":\"text_completion\",\"choices\":"
+					    "[{\"index\":0,\"text\":\"%s\",\"finish_reason\":\"length\"}],"
+					    "\"usage\":{\"completion_tokens\":%d}}",
+					    id, text, r->max_tokens);
+			n = snprintf(buf, sizeof(buf),
+				     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+				     "Content-Length: %d\r\nConnection: %s\r\n\r\n",
+				     blen, conn);
+			rc = send_all(fd, buf, n) || send_all(fd, body, blen) ? -1 : 0;
+			r->t_first = mono_ns();
+		}
 		free(body);
 		free(text);
-		return -1;
 	}
-	text[0] = '\0';
-	for (int i = 0, off = 0; i < req->max_tokens; i++, off += tb)
-		token_text(text + off, tb, i);
-	int blen = snprintf(body, cap,
-			    "{\"id\":\"cmpl-%ld\",\"object\":\"text_completion\",\"choices\":"
-			    "[{\"index\":0,\"text\":\"%s\",\"finish_reason\":\"length\"}],"
-			    "\"usage\":{\"completion_tokens\":%d}}",
-			    id, text, req->max_tokens);
-	int n = snprintf(buf, sizeof(buf),
-			 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-			 "Content-Length: %d\r\nConnection: %s\r\n\r\n",
-			 blen, conn);
-	int rc = send_all(fd, buf, n) || send_all(fd, body, blen) ? -1 : 0;
-	free(body);
-	free(text);
+	r->t_out = mono_ns();
+	engine_truth_request(r);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+	free(r->steps);
+	free(r);
 	return rc;
 }
 
@@ -308,18 +349,28 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: mock-engine [--port N] [--bind ADDR] [--delay-ms MS] [--token-ms MS]\n"
-		"                   [--tokens N] [--token-bytes N] [--read-delay-ms MS]\n"
-		"                   [--max-requests N] [--ready-file PATH] [--sndbuf BYTES]\n\n"
-		"A simulated OpenAI-compatible inference server (no model runs).\n"
-		"  --delay-ms MS       time before the first token of each request (default 0)\n"
-		"  --token-ms MS       time between tokens (default 0)\n"
-		"  --tokens N          tokens per request unless max_tokens is given (16)\n"
-		"  --token-bytes N     bytes of text per token (6)\n"
-		"  --read-delay-ms MS  wait before reading each request from the socket (0)\n"
-		"  --max-requests N    exit after N requests\n"
-		"  --ready-file PATH   create PATH once listening\n"
-		"  --sndbuf BYTES      SO_SNDBUF of each connection (default: kernel autotuning)\n");
+		"usage: mock-engine [options]\n\n"
+		"A simulated OpenAI-compatible inference server: HTTP front end plus a\n"
+		"continuous-batching engine on a simulated GPU (no model runs).\n\n"
+		"HTTP:\n"
+		"  --port N, --bind ADDR   where to listen (8000, 0.0.0.0)\n"
+		"  --tokens N              tokens per request unless max_tokens is given (16)\n"
+		"  --token-bytes N         bytes of text per token (6)\n"
+		"  --read-delay-ms MS      wait before reading each request from the socket (0)\n"
+		"  --sndbuf BYTES          SO_SNDBUF of each connection (kernel autotuning)\n"
+		"  --max-requests N        exit after N requests\n"
+		"  --ready-file PATH       create PATH once listening\n"
+		"Engine (per step; times simulated unless noted):\n"
+		"  --max-batch N           requests in a running batch (8)\n"
+		"  --max-batched-tokens N  prompt + decode tokens per step (4096)\n"
+		"  --token-ms MS           decode compute per step (0)\n"
+		"  --delay-ms MS           extra compute for a step that prefills (0)\n"
+		"  --prefill-us-per-token US  compute per prompt token prefilled (0)\n"
+		"  --h2d-us US, --d2h-us US   copies per step (0); --h2d-us-per-token US\n"
+		"  --host-us US            real CPU burned per step: scheduling, sampling (0)\n"
+		"  --kv-tokens N           KV budget; over it the newest request is preempted\n"
+		"  --no-engine-events      do not fire latsplit engine events\n"
+		"  --truth PATH            write ground truth JSONL (steps and requests)\n");
 }
 
 static bool parse_num(const char *s, double *out)
@@ -338,7 +389,13 @@ int main(int argc, char **argv)
 		{"read-delay-ms", required_argument, NULL, 'R'},
 		{"max-requests", required_argument, NULL, 'M'},
 		{"ready-file", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'},
-		{"sndbuf", required_argument, NULL, 'S'},
+		{"sndbuf", required_argument, NULL, 'S'},     {"max-batch", required_argument, NULL, 'm'},
+		{"max-batched-tokens", required_argument, NULL, 'k'},
+		{"prefill-us-per-token", required_argument, NULL, 'P'},
+		{"h2d-us", required_argument, NULL, 'H'},     {"d2h-us", required_argument, NULL, 'd'},
+		{"h2d-us-per-token", required_argument, NULL, 'x'},
+		{"host-us", required_argument, NULL, 'U'},    {"kv-tokens", required_argument, NULL, 'K'},
+		{"no-engine-events", no_argument, NULL, 'N'}, {"truth", required_argument, NULL, 't'},
 		{}};
 	int opt;
 	double v;
@@ -356,19 +413,39 @@ int main(int argc, char **argv)
 			cfg.ready_file = optarg;
 			continue;
 		}
+		if (opt == 'N') {
+			ecfg.events = false;
+			continue;
+		}
+		if (opt == 't') {
+			ecfg.truth = fopen(optarg, "w");
+			if (!ecfg.truth) {
+				fprintf(stderr, "mock-engine: cannot write %s: %s\n", optarg, strerror(errno));
+				return 1;
+			}
+			continue;
+		}
 		if (opt == '?' || !parse_num(optarg, &v)) {
 			fprintf(stderr, "mock-engine: bad value for option (see --help)\n");
 			return 2;
 		}
 		switch (opt) {
 		case 'p': cfg.port = (int)v; break;
-		case 'D': cfg.delay_ms = v; break;
-		case 'T': cfg.token_ms = v; break;
+		case 'D': ecfg.prefill_fixed_us = v * 1000; break;
+		case 'T': ecfg.decode_us = v * 1000; break;
 		case 'n': cfg.tokens = (int)v; break;
 		case 'B': cfg.token_bytes = (int)v; break;
 		case 'R': cfg.read_delay_ms = v; break;
 		case 'M': cfg.max_requests = (long)v; break;
 		case 'S': cfg.sndbuf = (int)v; break;
+		case 'm': ecfg.max_batch = v < 1 ? 1 : (int)v; break;
+		case 'k': ecfg.max_batched_tokens = (int)v; break;
+		case 'P': ecfg.prefill_us_per_token = v; break;
+		case 'H': ecfg.h2d_us = v; break;
+		case 'd': ecfg.d2h_us = v; break;
+		case 'x': ecfg.h2d_us_per_token = v; break;
+		case 'U': ecfg.host_us = v; break;
+		case 'K': ecfg.kv_tokens = (int)v; break;
 		}
 	}
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -389,6 +466,7 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
+	engine_start();
 	if (cfg.ready_file) {
 		FILE *f = fopen(cfg.ready_file, "w");
 		if (f)
@@ -425,5 +503,7 @@ int main(int argc, char **argv)
 	close(listen_fd);
 	/* Let in-flight responses finish briefly. */
 	sleep_ms(100);
+	if (ecfg.truth)
+		fflush(ecfg.truth);
 	return 0;
 }
