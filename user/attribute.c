@@ -1,16 +1,35 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Attribution (DESIGN.md §6). What the network and socket sources give:
- *   network.upload       [T_start, T_in]
- *   queueing.socket      [T_in, T_read]
- *   network.send_blocked time the app slept inside writes of the response
- *   network.drain        [T_out, T_end]
- * and the TTFT split: the same restricted to [T_start, T_first] (upload,
- * socket queueing, and send-blocked time before the first token).
- * queueing.engine, queueing.cpu, host, transfer and compute need engine,
- * scheduler and GPU correlation; until those sources are joined they are
- * LS_NULL, and so is every component whose sum needs them.
+ * Attribution: the partition rules of DESIGN.md §6, and nothing else.
+ *
+ * [T_start, T_end] is cut at the marks, made monotonic (a mark earlier than
+ * the one before it is moved up to it; every mark is clipped to T_end):
+ *   [T_start, T_in]   network.upload
+ *   [T_in, T_read]    queueing.socket
+ *   [T_read, T_sched] queueing.engine
+ *   [T_sched, T_out]  the served window, classified instant by instant
+ *   [T_out, T_end]    network.drain
+ * Inside [T_in, T_out], instants when the app slept in a write to this
+ * socket are network.send_blocked first. The rest of the served window goes,
+ * in this precedence, to: compute.kernel, compute.comm (a kernel of the
+ * engine group on a GPU), transfer.h2d, transfer.d2h, transfer.other (a copy
+ * or memset in flight), host (an engine thread on a CPU), queueing.cpu (an
+ * engine thread runnable, waiting for a CPU), else other. Each instant lands
+ * in exactly one part, so the parts sum to the total. The TTFT split applies
+ * the same cuts to [T_start, T_first].
+ *
+ * Batching: GPU work of the group counts for every request whose window it
+ * overlaps (the latency view: the request waited for the whole step).
+ *
+ * T_sched: the engine's `scheduled` event when the request joins one
+ * (engine: events); else inferred from the GPU timeline (the busy period that
+ * produced the first token, see timeline.h; engine: inferred); else absent,
+ * and the served window starts at T_read (queueing.engine null).
+ * Missing sources make their parts null: no GPU records, no compute or
+ * transfer claimed; no scheduler events, no host or queueing.cpu.
  */
+#include <string.h>
+
 #include "attribute.h"
 
 static const char *const comp_names[LS_C_N] = {"network", "queueing", "transfer",
@@ -31,40 +50,249 @@ const char *ls_sub_name(int s)
 	return s >= 0 && s < LS_S_N ? sub_names[s] : "?";
 }
 
-/* b - a, or LS_NULL when either mark is missing; clamped at 0 (marks from
- * different CPUs can be a few ns out of order). */
-static uint64_t span(uint64_t a, uint64_t b)
+/* Classes of the instant-by-instant partition, in precedence order. */
+enum cls {
+	K_BLOCKED, K_KERNEL, K_COMM, K_H2D, K_D2H, K_XO, K_ONCPU, K_RUNNABLE, K_BASE, K_N,
+};
+
+static const int cls_sub[K_N] = {
+	[K_BLOCKED] = LS_S_NET_SEND_BLOCKED, [K_KERNEL] = LS_S_COMPUTE_KERNEL,
+	[K_COMM] = LS_S_COMPUTE_COMM,        [K_H2D] = LS_S_TRANSFER_H2D,
+	[K_D2H] = LS_S_TRANSFER_D2H,         [K_XO] = LS_S_TRANSFER_OTHER,
+	[K_ONCPU] = -1,                      [K_RUNNABLE] = LS_S_Q_CPU,
+	[K_BASE] = -1,
+};
+
+struct cursor {
+	const struct ls_span *v;
+	size_t n, i;
+};
+
+/* First span ending after t. */
+static size_t seek(const struct ls_span *v, size_t n, uint64_t t)
 {
-	if (!a || !b)
-		return LS_NULL;
-	return b > a ? b - a : 0;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid].e <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
-static uint64_t add(uint64_t a, uint64_t b)
+/* Adds to out[k] the time of [a, b) whose highest active class is k; where
+ * none of the layers is active, K_BASE. Layers absent: NULL. */
+static void partition(uint64_t a, uint64_t b, const struct ls_spans *layers[K_BASE],
+		      uint64_t out[K_N])
+{
+	struct cursor c[K_BASE];
+	uint64_t t = a;
+
+	if (b <= a)
+		return;
+	for (int k = 0; k < K_BASE; k++) {
+		c[k].v = layers[k] ? layers[k]->v : NULL;
+		c[k].n = layers[k] ? layers[k]->n : 0;
+		c[k].i = c[k].n ? seek(c[k].v, c[k].n, a) : 0;
+	}
+	while (t < b) {
+		uint64_t next = b;
+		int best = K_BASE;
+
+		for (int k = 0; k < K_BASE; k++) {
+			while (c[k].i < c[k].n && c[k].v[c[k].i].e <= t)
+				c[k].i++;
+			if (c[k].i == c[k].n)
+				continue;
+			const struct ls_span *s = &c[k].v[c[k].i];
+			if (s->b <= t) {
+				if (k < best)
+					best = k;
+				if (s->e < next)
+					next = s->e;
+			} else if (s->b < next) {
+				next = s->b;
+			}
+		}
+		out[best] += next - t;
+		t = next;
+	}
+}
+
+/* The marks, monotonic and clipped to T_end. */
+struct marks {
+	uint64_t start, in, read, sched, out, end;
+};
+
+static uint64_t clampu(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The split of [m.start, m.end] (end = T_end or T_first). */
+static void split_window(const struct marks *m, const struct ls_spans *layers[K_BASE],
+			 bool have_sched_mark, uint64_t sub[LS_S_N], uint64_t *host, uint64_t *other)
+{
+	uint64_t k[K_N];
+	const struct ls_spans *only_blocked[K_BASE] = {layers[K_BLOCKED]};
+
+	memset(k, 0, sizeof(k));
+	sub[LS_S_NET_UPLOAD] = m->in - m->start;
+	/* socket and engine queueing, less any time blocked in a write */
+	partition(m->in, m->read, only_blocked, k);
+	sub[LS_S_Q_SOCKET] = k[K_BASE];
+	k[K_BASE] = 0;
+	if (have_sched_mark) {
+		partition(m->read, m->sched, only_blocked, k);
+		sub[LS_S_Q_ENGINE] = k[K_BASE];
+		k[K_BASE] = 0;
+	}
+	partition(m->sched, m->out, layers, k);
+	for (int c = 0; c < K_BASE; c++)
+		if (cls_sub[c] >= 0)
+			sub[cls_sub[c]] = k[c];
+	*host = k[K_ONCPU];
+	*other = k[K_BASE];
+	sub[LS_S_NET_DRAIN] = m->end - m->out;
+}
+
+static uint64_t sum(uint64_t a, uint64_t b)
 {
 	return a == LS_NULL || b == LS_NULL ? LS_NULL : a + b;
 }
 
-void ls_attribute(const struct ls_request *r, struct ls_split *s)
+/* Components from sub-parts; a component is null when any part is. */
+static void components(const uint64_t sub[LS_S_N], uint64_t host, uint64_t other,
+		       uint64_t comp[LS_C_N])
 {
+	comp[LS_C_NETWORK] = sum(sum(sub[LS_S_NET_UPLOAD], sub[LS_S_NET_SEND_BLOCKED]),
+				 sub[LS_S_NET_DRAIN]);
+	comp[LS_C_QUEUEING] = sum(sum(sub[LS_S_Q_SOCKET], sub[LS_S_Q_ENGINE]), sub[LS_S_Q_CPU]);
+	comp[LS_C_TRANSFER] = sum(sum(sub[LS_S_TRANSFER_H2D], sub[LS_S_TRANSFER_D2H]),
+				  sub[LS_S_TRANSFER_OTHER]);
+	comp[LS_C_COMPUTE] = sum(sub[LS_S_COMPUTE_KERNEL], sub[LS_S_COMPUTE_COMM]);
+	comp[LS_C_HOST] = host;
+	comp[LS_C_OTHER] = other;
+}
+
+static const char *gap_cause(const struct ls_request *r, const struct ls_spans *layers[K_BASE],
+			     bool gpu, bool sched)
+{
+	static const char *const names[K_N] = {
+		[K_BLOCKED] = "network.send_blocked", [K_KERNEL] = "compute", [K_COMM] = "compute",
+		[K_H2D] = "transfer",                 [K_D2H] = "transfer",   [K_XO] = "transfer",
+		[K_ONCPU] = "host",                   [K_RUNNABLE] = "queueing.cpu", [K_BASE] = "other",
+	};
+	uint64_t k[K_N] = {0};
+	int best = K_BASE;
+
+	if (r->tokens < 2 || !r->gap_e)
+		return NULL;
+	partition(r->gap_b, r->gap_e, layers, k);
+	k[K_KERNEL] += k[K_COMM];
+	k[K_H2D] += k[K_D2H] + k[K_XO];
+	k[K_COMM] = k[K_D2H] = k[K_XO] = 0;
+	for (int c = 0; c < K_N; c++)
+		if (k[c] > k[best])
+			best = c;
+	if (best == K_BASE && (!gpu || !sched))
+		return "unobserved";
+	return names[best];
+}
+
+void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
+		  const struct ls_engine_join *join, struct ls_split *s)
+{
+	struct ls_spans blocked = {0};
+	const struct ls_spans *layers[K_BASE] = {0};
+	bool gpu = tl && ls_timeline_has_gpu(tl), sched = tl && ls_timeline_has_sched(tl);
+	uint64_t sched_mark = 0, host, other;
+	struct marks m, mf;
+
 	for (int i = 0; i < LS_C_N; i++)
 		s->comp[i] = s->ttft_comp[i] = LS_NULL;
 	for (int i = 0; i < LS_S_N; i++)
 		s->sub[i] = s->ttft_sub[i] = LS_NULL;
-	s->total = span(r->t_start, r->t_end);
-	s->ttft = span(r->t_start, r->t_first);
+	s->total = s->ttft = LS_NULL;
+	s->engine_source = "none";
+	s->gpu_source = tl ? ls_timeline_gpu_source(tl) : "none";
+	s->max_gap_cause = NULL;
+	s->t_sched = 0;
 
-	s->sub[LS_S_NET_UPLOAD] = span(r->t_start, r->t_in);
-	s->sub[LS_S_Q_SOCKET] = span(r->t_in, r->t_read);
-	s->sub[LS_S_NET_SEND_BLOCKED] = r->t_out ? r->send_blocked_ns : LS_NULL;
-	s->sub[LS_S_NET_DRAIN] = span(r->t_out, r->t_end);
-	s->comp[LS_C_NETWORK] = add(add(s->sub[LS_S_NET_UPLOAD], s->sub[LS_S_NET_SEND_BLOCKED]),
-				    s->sub[LS_S_NET_DRAIN]);
+	for (uint32_t i = 0; i < r->nblocked; i++)
+		ls_spans_add(&blocked, r->blocked[i][0], r->blocked[i][1]);
+	ls_spans_normalise(&blocked);
+	layers[K_BLOCKED] = &blocked;
+	if (gpu) {
+		layers[K_KERNEL] = ls_timeline_layer(tl, LS_L_KERNEL);
+		layers[K_COMM] = ls_timeline_layer(tl, LS_L_COMM);
+		layers[K_H2D] = ls_timeline_layer(tl, LS_L_H2D);
+		layers[K_D2H] = ls_timeline_layer(tl, LS_L_D2H);
+		layers[K_XO] = ls_timeline_layer(tl, LS_L_XFER_OTHER);
+	}
+	if (sched) {
+		layers[K_ONCPU] = ls_timeline_layer(tl, LS_L_ONCPU);
+		layers[K_RUNNABLE] = ls_timeline_layer(tl, LS_L_RUNNABLE);
+	}
+	if (join && join->joined && join->t_sched) {
+		sched_mark = join->t_sched;
+		s->engine_source = "events";
+	} else if (tl && r->t_first) {
+		sched_mark = ls_timeline_infer_sched(tl, r->t_read, r->t_first);
+		if (sched_mark)
+			s->engine_source = "inferred";
+	}
+	s->max_gap_cause = gap_cause(r, layers, gpu, sched);
 
-	s->ttft_sub[LS_S_NET_UPLOAD] = s->sub[LS_S_NET_UPLOAD];
-	s->ttft_sub[LS_S_Q_SOCKET] = s->sub[LS_S_Q_SOCKET];
-	s->ttft_sub[LS_S_NET_SEND_BLOCKED] = r->t_first ? r->send_blocked_ttft_ns : LS_NULL;
-	s->ttft_sub[LS_S_NET_DRAIN] = r->t_first ? 0 : LS_NULL; /* drain follows T_out */
-	s->ttft_comp[LS_C_NETWORK] = add(s->ttft_sub[LS_S_NET_UPLOAD],
-					 s->ttft_sub[LS_S_NET_SEND_BLOCKED]);
+	if (r->t_start && r->t_end && r->t_read && r->t_out) {
+		m.end = r->t_end > r->t_start ? r->t_end : r->t_start;
+		m.start = r->t_start;
+		m.in = clampu(r->t_in ? r->t_in : r->t_start, m.start, m.end);
+		m.read = clampu(r->t_read, m.in, m.end);
+		m.sched = clampu(sched_mark ? sched_mark : m.read, m.read, m.end);
+		m.out = clampu(r->t_out, m.sched, m.end);
+		s->t_sched = sched_mark ? m.sched : 0;
+		s->total = m.end - m.start;
+		split_window(&m, layers, sched_mark != 0, s->sub, &host, &other);
+		if (!r->t_in)
+			s->sub[LS_S_NET_UPLOAD] = LS_NULL;
+		components(s->sub, host, other, s->comp);
+	}
+	if (r->t_start && r->t_first && r->t_read) {
+		mf.end = r->t_first > r->t_start ? r->t_first : r->t_start;
+		mf.start = r->t_start;
+		mf.in = clampu(r->t_in ? r->t_in : r->t_start, mf.start, mf.end);
+		mf.read = clampu(r->t_read, mf.in, mf.end);
+		mf.sched = clampu(sched_mark ? sched_mark : mf.read, mf.read, mf.end);
+		mf.out = mf.end;
+		s->ttft = mf.end - mf.start;
+		split_window(&mf, layers, sched_mark != 0, s->ttft_sub, &host, &other);
+		if (!r->t_in)
+			s->ttft_sub[LS_S_NET_UPLOAD] = LS_NULL;
+		components(s->ttft_sub, host, other, s->ttft_comp);
+	}
+	/* What the capture cannot tell stays null. */
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t *sub = pass ? s->ttft_sub : s->sub, *comp = pass ? s->ttft_comp : s->comp;
+		if (comp[LS_C_NETWORK] == LS_NULL && sub[LS_S_NET_DRAIN] == LS_NULL)
+			continue; /* window not computed */
+		if (!gpu) {
+			for (int k = LS_S_COMPUTE_KERNEL; k <= LS_S_TRANSFER_OTHER; k++)
+				sub[k] = LS_NULL;
+			comp[LS_C_COMPUTE] = comp[LS_C_TRANSFER] = LS_NULL;
+		}
+		if (!sched) {
+			sub[LS_S_Q_CPU] = LS_NULL;
+			comp[LS_C_HOST] = LS_NULL;
+			comp[LS_C_QUEUEING] = LS_NULL;
+		}
+		if (!sched_mark) {
+			sub[LS_S_Q_ENGINE] = LS_NULL;
+			comp[LS_C_QUEUEING] = LS_NULL;
+		}
+	}
+	ls_spans_free(&blocked);
 }

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include "requests.h"
+#include "timeline.h"
 
 #define LS_NULL UINT64_MAX
 
@@ -26,9 +27,15 @@ struct ls_split {
 	uint64_t total, ttft;
 	uint64_t comp[LS_C_N], ttft_comp[LS_C_N];
 	uint64_t sub[LS_S_N], ttft_sub[LS_S_N];
+	uint64_t t_sched;           /* used: from engine events, inferred, or 0 */
+	const char *engine_source;  /* "events" | "inferred" | "none" */
+	const char *gpu_source;     /* "cupti" | "uprobe" | "simulated" | "none" */
+	const char *max_gap_cause;  /* a component or sub-part name, or NULL */
 };
 
-void ls_attribute(const struct ls_request *r, struct ls_split *s);
+/* tl and join may be NULL (network-only split). */
+void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
+		  const struct ls_engine_join *join, struct ls_split *s);
 const char *ls_comp_name(int c);
 const char *ls_sub_name(int s);
 

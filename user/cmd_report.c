@@ -15,11 +15,15 @@
 #include "cli.h"
 #include "order.h"
 #include "requests.h"
+#include "timeline.h"
+#include "verdict.h"
 
 #define REORDER_WINDOW_NS 2000000000ull
 
 struct req_set {
 	struct ls_request *v;
+	struct ls_split *split;      /* per request, after attribution */
+	struct ls_engine_join *join; /* per request */
 	size_t n, cap;
 };
 
@@ -57,11 +61,11 @@ static uint64_t mark(uint64_t t)
 	return t ? t : LS_NULL;
 }
 
-static void print_json(FILE *out, const struct ls_request *r)
+static void print_json(FILE *out, const struct ls_request *r, const struct ls_split *sp,
+		       const struct ls_engine_join *j)
 {
-	struct ls_split s;
+	const struct ls_split s = *sp;
 
-	ls_attribute(r, &s);
 	fprintf(out, "{\"id\":%llu,\"conn\":\"%s->%s\",\"conn_id\":%llu,\"pid\":%u,",
 		(unsigned long long)r->id, r->client, r->server, (unsigned long long)r->conn_id,
 		r->pid);
@@ -87,7 +91,7 @@ static void print_json(FILE *out, const struct ls_request *r)
 	json_u64(out, "t_start", mark(r->t_start), true);
 	json_u64(out, "t_in", mark(r->t_in), true);
 	json_u64(out, "t_read", mark(r->t_read), true);
-	json_u64(out, "t_sched", LS_NULL, true);
+	json_u64(out, "t_sched", mark(s.t_sched), true);
 	json_u64(out, "t_first", mark(r->t_first), true);
 	json_u64(out, "t_out", mark(r->t_out), true);
 	json_u64(out, "t_end", mark(r->t_end), false);
@@ -102,7 +106,15 @@ static void print_json(FILE *out, const struct ls_request *r)
 		json_u64(out, ls_sub_name(k), s.sub[k], k + 1 < LS_S_N);
 	fprintf(out, "},");
 	json_u64(out, "max_gap_ns", r->tokens > 1 ? r->max_gap_ns : LS_NULL, true);
-	fprintf(out, "\"max_gap_cause\":null,\"sources\":{\"engine\":\"none\",\"gpu\":\"none\"}}\n");
+	if (s.max_gap_cause)
+		fprintf(out, "\"max_gap_cause\":\"%s\",", s.max_gap_cause);
+	else
+		fprintf(out, "\"max_gap_cause\":null,");
+	if (j && j->joined)
+		fprintf(out, "\"engine\":{\"batch_size\":%u,\"prompt_tokens\":%u,\"preemptions\":%u},",
+			j->batch_size, j->prompt_tokens, j->preemptions);
+	fprintf(out, "\"sources\":{\"engine\":\"%s\",\"gpu\":\"%s\"}}\n", s.engine_source,
+		s.gpu_source);
 }
 
 static void csv_u64(FILE *out, uint64_t v)
@@ -119,14 +131,15 @@ static void print_csv_header(FILE *out)
 		     "start_ns,total_ns,ttft_ns,bytes_in,bytes_out,tokens,retransmits,resets,srtt_us");
 	for (int k = 0; k < LS_S_N; k++)
 		fprintf(out, ",%s", ls_sub_name(k));
-	fprintf(out, ",network,max_gap_ns\n");
+	for (int c = 0; c < LS_C_N; c++)
+		fprintf(out, ",%s", ls_comp_name(c));
+	fprintf(out, ",max_gap_ns,engine_source,gpu_source\n");
 }
 
-static void print_csv(FILE *out, const struct ls_request *r)
+static void print_csv(FILE *out, const struct ls_request *r, const struct ls_split *sp)
 {
-	struct ls_split s;
+	const struct ls_split s = *sp;
 
-	ls_attribute(r, &s);
 	fprintf(out, "%llu,%llu,%s,%s,%u,%s,\"%s\",%d,%s,%s", (unsigned long long)r->id,
 		(unsigned long long)r->conn_id, r->client, r->server, r->pid, r->method, r->path,
 		r->status, ls_outcome_name(r->outcome), r->x_request_id);
@@ -138,9 +151,10 @@ static void print_csv(FILE *out, const struct ls_request *r)
 		r->srtt_avg_us);
 	for (int k = 0; k < LS_S_N; k++)
 		csv_u64(out, s.sub[k]);
-	csv_u64(out, s.comp[LS_C_NETWORK]);
+	for (int c = 0; c < LS_C_N; c++)
+		csv_u64(out, s.comp[c]);
 	csv_u64(out, r->tokens > 1 ? r->max_gap_ns : LS_NULL);
-	fputc('\n', out);
+	fprintf(out, ",%s,%s\n", s.engine_source, s.gpu_source);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -248,32 +262,32 @@ static void per_client(const struct req_set *rs)
 	free(cs);
 }
 
-static int by_total_desc(const void *a, const void *b)
-{
-	const struct ls_request *x = a, *y = b;
-	uint64_t tx = x->t_end && x->t_start ? x->t_end - x->t_start : 0;
-	uint64_t ty = y->t_end && y->t_start ? y->t_end - y->t_start : 0;
-	return tx < ty ? 1 : tx > ty ? -1 : 0;
-}
+/* Sorting requests by the split: an index array over the set. */
+static const struct req_set *sort_set;
+static bool sort_ttft;
 
-static int by_ttft_desc(const void *a, const void *b)
+static int by_slowest(const void *a, const void *b)
 {
-	const struct ls_request *x = a, *y = b;
-	uint64_t tx = x->t_first && x->t_start ? x->t_first - x->t_start : 0;
-	uint64_t ty = y->t_first && y->t_start ? y->t_first - y->t_start : 0;
+	const struct ls_split *x = &sort_set->split[*(const size_t *)a];
+	const struct ls_split *y = &sort_set->split[*(const size_t *)b];
+	uint64_t tx = sort_ttft ? x->ttft : x->total, ty = sort_ttft ? y->ttft : y->total;
+
+	tx = tx == LS_NULL ? 0 : tx;
+	ty = ty == LS_NULL ? 0 : ty;
 	return tx < ty ? 1 : tx > ty ? -1 : 0;
 }
 
 static void print_text(const char *path, struct ls_reader *rd, struct req_set *rs,
-		       const struct ls_corr_stats *cst, size_t top, bool ttft, __u64 drops,
-		       __u64 span_ns)
+		       const struct ls_corr_stats *cst, const struct ls_timeline *tl, size_t top,
+		       bool ttft, __u64 drops, __u64 span_ns)
 {
 	const struct ls_file_hdr *h = ls_reader_header(rd);
 	char sources[512], loss[512];
 	uint64_t *vals = calloc(rs->n ? rs->n : 1, sizeof(uint64_t));
+	size_t *ix = calloc(rs->n ? rs->n : 1, sizeof(size_t));
 	uint64_t total_sum = 0, ttft_sum = 0;
 	size_t outcomes[LS_REQ_INCOMPLETE + 1] = {0};
-	struct ls_split s;
+	size_t n_events = 0, n_inferred = 0;
 
 	ls_sources_str(h->sources, sources, sizeof(sources));
 	ls_reader_loss_line(rd, loss, sizeof(loss));
@@ -283,12 +297,14 @@ static void print_text(const char *path, struct ls_reader *rd, struct req_set *r
 	printf("  ring-buffer drops: %llu; capture damage: %s\n", (unsigned long long)drops,
 	       loss[0] ? loss : "none");
 	for (size_t i = 0; i < rs->n; i++) {
+		const struct ls_split *s = &rs->split[i];
 		outcomes[rs->v[i].outcome]++;
-		ls_attribute(&rs->v[i], &s);
-		if (s.total != LS_NULL)
-			total_sum += s.total;
-		if (s.ttft != LS_NULL)
-			ttft_sum += s.ttft;
+		if (s->total != LS_NULL)
+			total_sum += s->total;
+		if (s->ttft != LS_NULL)
+			ttft_sum += s->ttft;
+		n_events += !strcmp(s->engine_source, "events");
+		n_inferred += !strcmp(s->engine_source, "inferred");
 	}
 	printf("  %zu requests on %llu HTTP connections (%llu opaque, %llu HTTP sync losses); "
 	       "outcomes:",
@@ -297,12 +313,16 @@ static void print_text(const char *path, struct ls_reader *rd, struct req_set *r
 	for (int o = 0; o <= LS_REQ_INCOMPLETE; o++)
 		if (outcomes[o])
 			printf(" %s %zu", ls_outcome_name(o), outcomes[o]);
-	printf("\n");
+	printf("\n  engine: %zu joined by events, %zu inferred from the GPU timeline, %zu none; "
+	       "gpu: %s; scheduler: %s\n",
+	       n_events, n_inferred, rs->n - n_events - n_inferred, ls_timeline_gpu_source(tl),
+	       ls_timeline_has_sched(tl) ? "yes" : "no");
 	if (!(h->sources & LS_SRC_SOCK_IO))
 		printf("  no socket I/O in this capture (syscall tracepoints unavailable): requests "
 		       "cannot be reconstructed\n");
 	if (!rs->n) {
 		free(vals);
+		free(ix);
 		return;
 	}
 	printf("\n  %-22s %10s %10s %10s %10s %7s\n", ttft ? "(ms, of TTFT)" : "(ms)", "p50", "p90",
@@ -311,47 +331,70 @@ static void print_text(const char *path, struct ls_reader *rd, struct req_set *r
 #define ROW(label, expr)                                                   \
 	do {                                                               \
 		for (size_t i = 0; i < rs->n; i++) {                       \
-			ls_attribute(&rs->v[i], &s);                       \
+			const struct ls_split *s = &rs->split[i];          \
 			vals[i] = (expr);                                  \
 		}                                                          \
 		summary_row(label, vals, rs->n, base);                     \
 	} while (0)
-	ROW("total", s.total);
-	ROW("ttft", s.ttft);
-	for (int k = 0; k < LS_S_N; k++)
-		ROW(ls_sub_name(k), ttft ? s.ttft_sub[k] : s.sub[k]);
+	ROW("total", s->total);
+	ROW("ttft", s->ttft);
+	for (int c = 0; c < LS_C_N; c++) {
+		ROW(ls_comp_name(c), ttft ? s->ttft_comp[c] : s->comp[c]);
+		for (int k = 0; k < LS_S_N; k++) {
+			static const int owner[LS_S_N] = {
+				LS_C_NETWORK, LS_C_NETWORK, LS_C_NETWORK, LS_C_QUEUEING,
+				LS_C_QUEUEING, LS_C_QUEUEING, LS_C_COMPUTE, LS_C_COMPUTE,
+				LS_C_TRANSFER, LS_C_TRANSFER, LS_C_TRANSFER};
+			char label[40];
+			if (owner[k] != c)
+				continue;
+			snprintf(label, sizeof(label), "  %s", ls_sub_name(k));
+			ROW(label, ttft ? s->ttft_sub[k] : s->sub[k]);
+		}
+	}
 #undef ROW
-	printf("  (queueing.engine/cpu, transfer and compute need engine and GPU sources; "
-	       "host CPU needs the scheduler join: not yet in this report)\n");
 
-	qsort(rs->v, rs->n, sizeof(*rs->v), ttft ? by_ttft_desc : by_total_desc);
+	for (size_t i = 0; i < rs->n; i++)
+		ix[i] = i;
+	sort_set = rs;
+	sort_ttft = ttft;
+	qsort(ix, rs->n, sizeof(size_t), by_slowest);
 	if (top > rs->n)
 		top = rs->n;
 	printf("\nslowest %zu requests by %s (ms):\n", top, ttft ? "TTFT" : "total");
-	printf("  %6s %-22s %-6s %-20s %4s %-10s %8s %8s %8s %8s %8s %8s %4s %5s\n", "id", "client",
-	       "method", "path", "st", "outcome", "total", "ttft", "upload", "q.socket", "blocked",
-	       "drain", "rtx", "tok");
-	for (size_t i = 0; i < top; i++) {
-		const struct ls_request *r = &rs->v[i];
-		char f[6][24];
+	printf("  %6s %-21s %-18s %3s %-8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3s %4s\n", "id",
+	       "client", "path", "st", "outcome", "total", "ttft", "network", "q.sock", "q.engine",
+	       "q.cpu", "xfer", "compute", "host", "rtx", "tok");
+	for (size_t k = 0; k < top; k++) {
+		const struct ls_request *r = &rs->v[ix[k]];
+		const struct ls_split *s = &rs->split[ix[k]];
+		uint64_t f[10] = {s->total, s->ttft, s->comp[LS_C_NETWORK], s->sub[LS_S_Q_SOCKET],
+				  s->sub[LS_S_Q_ENGINE], s->sub[LS_S_Q_CPU], s->comp[LS_C_TRANSFER],
+				  s->comp[LS_C_COMPUTE], s->comp[LS_C_HOST]};
+		char t[10][24];
 
-		ls_attribute(r, &s);
-		fmt_ms(f[0], 24, s.total);
-		fmt_ms(f[1], 24, s.ttft);
-		fmt_ms(f[2], 24, s.sub[LS_S_NET_UPLOAD]);
-		fmt_ms(f[3], 24, s.sub[LS_S_Q_SOCKET]);
-		fmt_ms(f[4], 24, s.sub[LS_S_NET_SEND_BLOCKED]);
-		fmt_ms(f[5], 24, s.sub[LS_S_NET_DRAIN]);
-		printf("  %6llu %-22.22s %-6.6s %-20.20s %4d %-10s %8s %8s %8s %8s %8s %8s %4u %5u\n",
-		       (unsigned long long)r->id, r->client, r->method[0] ? r->method : "?",
-		       r->path[0] ? r->path : "?", r->status, ls_outcome_name(r->outcome), f[0], f[1],
-		       f[2], f[3], f[4], f[5], r->retransmits, r->tokens);
+		for (int i = 0; i < 9; i++)
+			fmt_ms(t[i], 24, f[i]);
+		printf("  %6llu %-21.21s %-18.18s %3d %-8.8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3u %4u\n",
+		       (unsigned long long)r->id, r->client, r->path[0] ? r->path : "?", r->status,
+		       ls_outcome_name(r->outcome), t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7],
+		       t[8], r->retransmits, r->tokens);
 	}
 	per_client(rs);
 	if (cst->retrans_unattributed)
 		printf("  %llu retransmitted segments on connections that carried no request\n",
 		       (unsigned long long)cst->retrans_unattributed);
+	struct ls_verdict_in vin = {.reqs = rs->v,
+				    .splits = rs->split,
+				    .joins = rs->join,
+				    .n = rs->n,
+				    .ttft = ttft,
+				    .have_gpu = ls_timeline_has_gpu(tl),
+				    .have_sched = ls_timeline_has_sched(tl),
+				    .have_engine = ls_timeline_has_engine(tl)};
+	ls_verdict(stdout, &vin);
 	free(vals);
+	free(ix);
 }
 
 static void usage(FILE *out)
@@ -381,6 +424,7 @@ int cmd_report(int argc, char **argv)
 	struct ls_reader *rd;
 	struct ls_order *ord;
 	struct ls_corr *corr;
+	struct ls_timeline *tl;
 	const struct ls_hdr *rec;
 	char err[512];
 	__u64 drops = 0, first_ts = 0, last_ts = 0;
@@ -428,7 +472,8 @@ int cmd_report(int argc, char **argv)
 	}
 	ord = ls_order_new(REORDER_WINDOW_NS);
 	corr = ls_corr_new(collect, &rs);
-	if (!ord || !corr) {
+	tl = ls_timeline_new(ls_reader_header(rd)->track_all);
+	if (!ord || !corr || !tl) {
 		ls_err("report", "out of memory");
 		return 1;
 	}
@@ -448,20 +493,32 @@ int cmd_report(int argc, char **argv)
 				last_ts = rec->ts;
 			}
 			ls_corr_add(corr, rec);
+			ls_timeline_add(tl, rec);
 		}
 		if (more != 1)
 			break;
 	}
 	ls_corr_finish(corr);
+	ls_timeline_finish(tl, rs.v, rs.n);
+	rs.split = calloc(rs.n ? rs.n : 1, sizeof(*rs.split));
+	rs.join = calloc(rs.n ? rs.n : 1, sizeof(*rs.join));
+	if (!rs.split || !rs.join) {
+		ls_err("report", "out of memory");
+		return 1;
+	}
+	ls_timeline_join(tl, rs.v, rs.n, rs.join);
+	for (size_t i = 0; i < rs.n; i++)
+		ls_attribute(&rs.v[i], tl, &rs.join[i], &rs.split[i]);
 	if (json) {
 		for (size_t i = 0; i < rs.n; i++)
-			print_json(stdout, &rs.v[i]);
+			print_json(stdout, &rs.v[i], &rs.split[i], &rs.join[i]);
 	} else if (csv) {
 		print_csv_header(stdout);
 		for (size_t i = 0; i < rs.n; i++)
-			print_csv(stdout, &rs.v[i]);
+			print_csv(stdout, &rs.v[i], &rs.split[i]);
 	} else {
-		print_text(path, rd, &rs, ls_corr_stats(corr), top, ttft, drops, last_ts - first_ts);
+		print_text(path, rd, &rs, ls_corr_stats(corr), tl, top, ttft, drops,
+			   last_ts - first_ts);
 	}
 	if (json || csv) {
 		ls_reader_loss_line(rd, err, sizeof(err));
@@ -472,8 +529,13 @@ int cmd_report(int argc, char **argv)
 				(unsigned long long)drops);
 	}
 	ls_corr_free(corr);
+	ls_timeline_free(tl);
 	ls_order_free(ord);
 	ls_reader_close(rd);
+	for (size_t i = 0; i < rs.n; i++)
+		ls_request_release(&rs.v[i]);
 	free(rs.v);
+	free(rs.split);
+	free(rs.join);
 	return 0;
 }

@@ -119,6 +119,27 @@ struct ls_corr {
 	struct ls_corr_stats st;
 };
 
+void ls_request_release(struct ls_request *r)
+{
+	free(r->blocked);
+	r->blocked = NULL;
+	r->nblocked = r->capblocked = 0;
+}
+
+/* The app slept `ns` inside a write that returned at `end`. */
+static void add_blocked(struct ls_request *r, uint64_t end, uint64_t ns, bool before_first)
+{
+	if (!ns)
+		return;
+	r->send_blocked_ns += ns;
+	if (before_first)
+		r->send_blocked_ttft_ns += ns;
+	GROW(r->blocked, r->nblocked, r->capblocked);
+	r->blocked[r->nblocked][0] = end > ns ? end - ns : 0;
+	r->blocked[r->nblocked][1] = end;
+	r->nblocked++;
+}
+
 const char *ls_outcome_name(enum ls_outcome o)
 {
 	static const char *const names[] = {"ok",      "unacked", "no_response",
@@ -293,8 +314,7 @@ static void tx_begin(void *ctx)
 	r->out_begin = cn->tx->msg_begin;
 	/* blocked time of the write that carries the head counts here */
 	if (!cn->io_blocked_taken) {
-		r->send_blocked_ns += cn->io_blocked;
-		r->send_blocked_ttft_ns += cn->io_blocked;
+		add_blocked(r, cn->io_ts, cn->io_blocked, true);
 		cn->io_blocked_taken = true;
 	}
 }
@@ -329,8 +349,11 @@ static void tx_event(void *ctx, bool done)
 		return;
 	if (!r->tokens && r->streaming)
 		r->t_first = cn->io_ts;
-	if (r->last_token_ts && cn->io_ts - r->last_token_ts > r->max_gap_ns)
+	if (r->last_token_ts && cn->io_ts - r->last_token_ts > r->max_gap_ns) {
 		r->max_gap_ns = cn->io_ts - r->last_token_ts;
+		r->gap_b = r->last_token_ts;
+		r->gap_e = cn->io_ts;
+	}
 	r->last_token_ts = cn->io_ts;
 	r->tokens++;
 }
@@ -483,9 +506,7 @@ static void on_io(struct ls_corr *c, struct conn *cn, const struct ls_ev_sock_io
 	/* A write continuing a response: its blocked time is that response's. */
 	if (cn->tx_cur && e->blocked_ns) {
 		struct ls_request *r = cn->reqs[cn->tx_cur - 1];
-		r->send_blocked_ns += e->blocked_ns;
-		if (!r->t_first)
-			r->send_blocked_ttft_ns += e->blocked_ns;
+		add_blocked(r, e->h.ts, e->blocked_ns, !r->t_first);
 		cn->io_blocked_taken = true;
 	}
 	ls_http_feed(cn->tx, data, known, e->bytes);
@@ -622,6 +643,8 @@ static void finish_conn(struct ls_corr *c, struct conn *cn, bool capture_end)
 		c->st.requests++;
 		if (c->emit)
 			c->emit(c->ctx, cn->reqs[i]);
+		else
+			ls_request_release(cn->reqs[i]);
 		free(cn->reqs[i]);
 	}
 	free(cn->reqs);

@@ -56,6 +56,12 @@ struct ls_request {
 	uint64_t send_blocked_ttft_ns; /* the part before T_first */
 	uint64_t max_gap_ns;           /* largest gap between token writes */
 
+	/* Time asleep inside response writes, as [b, e] spans (owned: the
+	 * emit callback takes them; ls_request_release frees). */
+	uint64_t (*blocked)[2];
+	uint32_t nblocked, capblocked;
+	uint64_t gap_b, gap_e; /* the largest gap between token writes */
+
 	/* stream offsets (internal; kept for tests and debugging) */
 	uint64_t in_begin, in_end, out_begin, out_end;
 	uint64_t last_token_ts;
@@ -81,5 +87,6 @@ const struct ls_corr_stats *ls_corr_stats(const struct ls_corr *c);
 void ls_corr_free(struct ls_corr *c);
 
 const char *ls_outcome_name(enum ls_outcome o);
+void ls_request_release(struct ls_request *r);
 
 #endif

@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Engine-group timeline (see timeline.h).
+ *
+ * CPU state per thread from the scheduler events: on CPU from a switch-in to
+ * the next switch-out; runnable from a wakeup, or from a switch-out that left
+ * the thread runnable (preempted, prev_state 0), to its next switch-in.
+ * GPU layers from GPU records: kernels (collectives apart), H2D, D2H and
+ * other copies/memsets. Spans of every thread are kept with their process
+ * and filtered to the engine group at the end, when the group is known.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "latsplit/engine.h"
+#include "timeline.h"
+
+#define GROW(arr, n, cap)                                                          \
+	do {                                                                       \
+		if ((n) == (cap)) {                                                \
+			size_t nc_ = (cap) ? (cap) * 2 : 64;                       \
+			void *p_ = realloc((arr), nc_ * sizeof(*(arr)));           \
+			if (!p_)                                                   \
+				abort();                                           \
+			(arr) = p_;                                                \
+			(cap) = nc_;                                               \
+		}                                                                  \
+	} while (0)
+
+#define BUSY_GAP_NS 20000 /* GPU spans closer than this form one busy period */
+
+struct tspan {
+	uint64_t b, e;
+	uint32_t tgid;
+};
+
+struct thread {
+	uint32_t tid, tgid;
+	uint64_t on_since, runnable_since;
+};
+
+struct eng_ev {
+	uint64_t ts;
+	uint64_t req_id;
+	uint32_t pid, kind, arg;
+	char xrid[64];
+};
+
+struct eng_req {
+	uint32_t pid;
+	uint64_t req_id;
+	char xrid[64];
+	struct ls_engine_join j;
+	bool claimed;
+};
+
+struct ls_timeline {
+	bool track_all;
+	/* threads: open-addressing table keyed by tid */
+	struct thread *threads;
+	size_t cap_threads, n_threads;
+	struct tspan *oncpu, *runnable;
+	size_t n_oncpu, cap_oncpu, n_runnable, cap_runnable;
+	/* the group, as a sorted array of tgids (built at finish) */
+	uint32_t *group;
+	size_t n_group, cap_group;
+	struct ls_spans layers[LS_L_N];
+	struct ls_spans busy;
+	unsigned gpu_sources;
+	bool saw_sched;
+	struct eng_ev *ev;
+	size_t n_ev, cap_ev;
+	struct eng_req *ereq;
+	size_t n_ereq;
+};
+
+void ls_spans_add(struct ls_spans *s, uint64_t b, uint64_t e)
+{
+	if (e <= b)
+		return;
+	GROW(s->v, s->n, s->cap);
+	s->v[s->n++] = (struct ls_span){b, e};
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct ls_span *x = a, *y = b;
+	return x->b < y->b ? -1 : x->b > y->b;
+}
+
+void ls_spans_normalise(struct ls_spans *s)
+{
+	size_t k = 0;
+
+	qsort(s->v, s->n, sizeof(*s->v), span_cmp);
+	for (size_t i = 0; i < s->n; i++) {
+		if (k && s->v[i].b <= s->v[k - 1].e) {
+			if (s->v[i].e > s->v[k - 1].e)
+				s->v[k - 1].e = s->v[i].e;
+		} else {
+			s->v[k++] = s->v[i];
+		}
+	}
+	s->n = k;
+}
+
+void ls_spans_free(struct ls_spans *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+struct ls_timeline *ls_timeline_new(bool track_all)
+{
+	struct ls_timeline *tl = calloc(1, sizeof(*tl));
+
+	if (tl)
+		tl->track_all = track_all;
+	return tl;
+}
+
+static struct thread *thread_get(struct ls_timeline *tl, uint32_t tid, uint32_t tgid)
+{
+	if ((tl->n_threads + 1) * 2 > tl->cap_threads) {
+		size_t nc = tl->cap_threads ? tl->cap_threads * 2 : 1024;
+		struct thread *nt = calloc(nc, sizeof(*nt));
+		if (!nt)
+			abort();
+		for (size_t i = 0; i < tl->cap_threads; i++) {
+			struct thread *t = &tl->threads[i];
+			if (!t->tid)
+				continue;
+			size_t h = (t->tid * 2654435761u) & (nc - 1);
+			while (nt[h].tid)
+				h = (h + 1) & (nc - 1);
+			nt[h] = *t;
+		}
+		free(tl->threads);
+		tl->threads = nt;
+		tl->cap_threads = nc;
+	}
+	size_t h = (tid * 2654435761u) & (tl->cap_threads - 1);
+	while (tl->threads[h].tid && tl->threads[h].tid != tid)
+		h = (h + 1) & (tl->cap_threads - 1);
+	if (!tl->threads[h].tid) {
+		tl->threads[h].tid = tid;
+		tl->n_threads++;
+	}
+	tl->threads[h].tgid = tgid;
+	return &tl->threads[h];
+}
+
+static void push_tspan(struct tspan **v, size_t *n, size_t *cap, uint64_t b, uint64_t e,
+		       uint32_t tgid)
+{
+	if (e <= b)
+		return;
+	GROW(*v, *n, *cap);
+	(*v)[(*n)++] = (struct tspan){b, e, tgid};
+}
+
+static void group_add(struct ls_timeline *tl, uint32_t tgid)
+{
+	if (!tgid)
+		return;
+	GROW(tl->group, tl->n_group, tl->cap_group);
+	tl->group[tl->n_group++] = tgid;
+}
+
+static void on_switch(struct ls_timeline *tl, const struct ls_ev_sched_switch *e)
+{
+	uint64_t ts = e->h.ts;
+
+	tl->saw_sched = true;
+	if (e->h.tid) {
+		struct thread *p = thread_get(tl, e->h.tid, e->h.pid);
+		if (p->on_since)
+			push_tspan(&tl->oncpu, &tl->n_oncpu, &tl->cap_oncpu, p->on_since, ts, p->tgid);
+		p->on_since = 0;
+		if (e->prev_state == 0) /* preempted: still runnable */
+			p->runnable_since = ts;
+	}
+	if (e->next_tid) {
+		struct thread *n = thread_get(tl, e->next_tid, e->next_pid);
+		if (n->runnable_since)
+			push_tspan(&tl->runnable, &tl->n_runnable, &tl->cap_runnable,
+				   n->runnable_since, ts, n->tgid);
+		n->runnable_since = 0;
+		n->on_since = ts;
+	}
+}
+
+static void on_wakeup(struct ls_timeline *tl, const struct ls_ev_sched_wakeup *e)
+{
+	struct thread *t;
+
+	if (!e->h.tid)
+		return;
+	t = thread_get(tl, e->h.tid, e->h.pid);
+	if (!t->on_since && !t->runnable_since)
+		t->runnable_since = e->h.ts;
+}
+
+static void on_gpu(struct ls_timeline *tl, const struct ls_ev_gpu *e)
+{
+	enum ls_layer l;
+
+	switch (e->kind) {
+	case LS_GPU_KERNEL:
+		l = e->flags & LS_GPU_F_COMM ? LS_L_COMM : LS_L_KERNEL;
+		break;
+	case LS_GPU_MEMCPY:
+		l = e->copy_kind == LS_COPY_H2D ? LS_L_H2D
+		    : e->copy_kind == LS_COPY_D2H ? LS_L_D2H : LS_L_XFER_OTHER;
+		break;
+	case LS_GPU_MEMSET:
+		l = LS_L_XFER_OTHER;
+		break;
+	default:
+		return; /* sync: the CPU waiting, not the device working */
+	}
+	if (e->source < 8)
+		tl->gpu_sources |= 1u << e->source;
+	ls_spans_add(&tl->layers[l], e->start_ns, e->end_ns);
+	if (tl->track_all)
+		group_add(tl, e->h.pid);
+}
+
+void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec)
+{
+	switch (rec->type) {
+	case LS_EV_SCHED_SWITCH:
+		on_switch(tl, (const void *)rec);
+		break;
+	case LS_EV_SCHED_WAKEUP:
+	case LS_EV_SCHED_WAKEUP_NEW:
+		on_wakeup(tl, (const void *)rec);
+		break;
+	case LS_EV_GPU:
+		on_gpu(tl, (const void *)rec);
+		break;
+	case LS_EV_ENGINE: {
+		const struct ls_ev_engine *e = (const void *)rec;
+		GROW(tl->ev, tl->n_ev, tl->cap_ev);
+		struct eng_ev *x = &tl->ev[tl->n_ev++];
+		x->ts = e->h.ts;
+		x->req_id = e->req_id;
+		x->pid = e->h.pid;
+		x->kind = e->kind;
+		x->arg = e->arg;
+		memcpy(x->xrid, e->x_request_id, sizeof(x->xrid));
+		x->xrid[sizeof(x->xrid) - 1] = '\0';
+		if (tl->track_all)
+			group_add(tl, e->h.pid);
+		break;
+	}
+	case LS_REC_PROC_INFO:
+		if (!tl->track_all)
+			group_add(tl, rec->pid);
+		break;
+	case LS_EV_PROC_FORK: {
+		const struct ls_ev_proc_fork *e = (const void *)rec;
+		if (!tl->track_all)
+			group_add(tl, e->child_pid);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool in_group(const struct ls_timeline *tl, uint32_t tgid)
+{
+	return bsearch(&tgid, tl->group, tl->n_group, sizeof(uint32_t), u32_cmp) != NULL;
+}
+
+static int eng_req_by_arrival(const void *a, const void *b)
+{
+	const struct eng_req *x = a, *y = b;
+	return x->j.t_arrived < y->j.t_arrived ? -1 : x->j.t_arrived > y->j.t_arrived;
+}
+
+/* Engine events -> one record per engine request (a new one per arrival),
+ * found through a table keyed by (process, engine id). */
+static void build_engine_requests(struct ls_timeline *tl)
+{
+	size_t cap = 1024;
+	size_t *slot; /* index + 1 into tl->ereq, 0 empty */
+
+	while (cap < tl->n_ev * 2)
+		cap *= 2;
+	slot = calloc(cap, sizeof(*slot));
+	tl->ereq = calloc(tl->n_ev ? tl->n_ev : 1, sizeof(*tl->ereq));
+	if (!tl->ereq || !slot)
+		abort();
+	for (size_t i = 0; i < tl->n_ev; i++) {
+		const struct eng_ev *e = &tl->ev[i];
+		uint64_t key = e->req_id * 0x9e3779b97f4a7c15ull ^ e->pid;
+		size_t h = (key ^ (key >> 29)) & (cap - 1);
+		struct eng_req *r;
+
+		while (slot[h] && (tl->ereq[slot[h] - 1].req_id != e->req_id ||
+				   tl->ereq[slot[h] - 1].pid != e->pid))
+			h = (h + 1) & (cap - 1);
+		if (e->kind == LS_ENG_ARRIVED || !slot[h]) {
+			r = &tl->ereq[tl->n_ereq++];
+			r->pid = e->pid;
+			r->req_id = e->req_id;
+			r->j.t_arrived = e->ts;
+			slot[h] = tl->n_ereq; /* a re-used id now means this one */
+		}
+		r = &tl->ereq[slot[h] - 1];
+		switch (e->kind) {
+		case LS_ENG_ARRIVED:
+			memcpy(r->xrid, e->xrid, sizeof(r->xrid));
+			break;
+		case LS_ENG_QUEUED:
+			r->j.t_queued = e->ts;
+			r->j.prompt_tokens = e->arg;
+			break;
+		case LS_ENG_SCHEDULED:
+			if (!r->j.t_sched) {
+				r->j.t_sched = e->ts;
+				r->j.batch_size = e->arg;
+			}
+			break;
+		case LS_ENG_FIRST_TOKEN:
+			if (!r->j.t_first)
+				r->j.t_first = e->ts;
+			break;
+		case LS_ENG_PREEMPTED:
+			r->j.preemptions++;
+			break;
+		case LS_ENG_FINISHED:
+			r->j.t_finish = e->ts;
+			break;
+		}
+	}
+	free(slot);
+	qsort(tl->ereq, tl->n_ereq, sizeof(*tl->ereq), eng_req_by_arrival);
+}
+
+void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, size_t n)
+{
+	if (tl->track_all)
+		for (size_t i = 0; i < n; i++)
+			group_add(tl, reqs[i].pid);
+	qsort(tl->group, tl->n_group, sizeof(uint32_t), u32_cmp);
+	for (size_t i = 0; i < tl->n_oncpu; i++)
+		if (in_group(tl, tl->oncpu[i].tgid))
+			ls_spans_add(&tl->layers[LS_L_ONCPU], tl->oncpu[i].b, tl->oncpu[i].e);
+	for (size_t i = 0; i < tl->n_runnable; i++)
+		if (in_group(tl, tl->runnable[i].tgid))
+			ls_spans_add(&tl->layers[LS_L_RUNNABLE], tl->runnable[i].b, tl->runnable[i].e);
+	for (int l = 0; l < LS_L_N; l++)
+		ls_spans_normalise(&tl->layers[l]);
+	/* GPU busy periods, for inferring T_sched */
+	for (int l = LS_L_KERNEL; l <= LS_L_XFER_OTHER; l++)
+		for (size_t i = 0; i < tl->layers[l].n; i++)
+			ls_spans_add(&tl->busy, tl->layers[l].v[i].b, tl->layers[l].v[i].e + BUSY_GAP_NS);
+	ls_spans_normalise(&tl->busy);
+	for (size_t i = 0; i < tl->busy.n; i++)
+		tl->busy.v[i].e -= BUSY_GAP_NS;
+	build_engine_requests(tl);
+}
+
+const struct ls_spans *ls_timeline_layer(const struct ls_timeline *tl, enum ls_layer l)
+{
+	return &tl->layers[l];
+}
+
+bool ls_timeline_has_gpu(const struct ls_timeline *tl)
+{
+	return tl->gpu_sources != 0;
+}
+
+const char *ls_timeline_gpu_source(const struct ls_timeline *tl)
+{
+	if (tl->gpu_sources & (1u << LS_GPU_SRC_CUPTI))
+		return "cupti";
+	if (tl->gpu_sources & (1u << LS_GPU_SRC_UPROBE))
+		return "uprobe";
+	if (tl->gpu_sources & (1u << LS_GPU_SRC_SIMULATED))
+		return "simulated";
+	return "none";
+}
+
+bool ls_timeline_has_engine(const struct ls_timeline *tl)
+{
+	return tl->n_ev > 0;
+}
+
+bool ls_timeline_has_sched(const struct ls_timeline *tl)
+{
+	return tl->saw_sched;
+}
+
+/* The first engine request arriving at or after t. */
+static size_t first_at(const struct ls_timeline *tl, uint64_t t)
+{
+	size_t lo = 0, hi = tl->n_ereq;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (tl->ereq[mid].j.t_arrived < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct order_ix {
+	uint64_t t;
+	size_t i;
+};
+
+static int order_cmp(const void *a, const void *b)
+{
+	const struct order_ix *x = a, *y = b;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+void ls_timeline_join(struct ls_timeline *tl, const struct ls_request *reqs, size_t n,
+		      struct ls_engine_join *out)
+{
+	const uint64_t slack = 1000000; /* the app may fire `arrived` before its read returns */
+	struct order_ix *ord = malloc((n ? n : 1) * sizeof(*ord));
+
+	if (!ord)
+		abort();
+	memset(out, 0, n * sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (struct order_ix){reqs[i].t_read, i};
+	qsort(ord, n, sizeof(*ord), order_cmp);
+	/* By X-Request-Id first, then by time, both in order of T_read. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t k = 0; k < n; k++) {
+			const struct ls_request *r = &reqs[ord[k].i];
+			struct ls_engine_join *o = &out[ord[k].i];
+			uint64_t from = r->t_read > slack ? r->t_read - slack : 0;
+			uint64_t until = r->t_out ? r->t_out : UINT64_MAX;
+
+			if (o->joined || !r->t_read || (pass == 0 && !r->x_request_id[0]))
+				continue;
+			for (size_t e = first_at(tl, from); e < tl->n_ereq; e++) {
+				struct eng_req *x = &tl->ereq[e];
+				if (x->j.t_arrived > until)
+					break;
+				if (x->claimed)
+					continue;
+				if (pass == 0 ? strcmp(x->xrid, r->x_request_id)
+					      : (x->xrid[0] && r->x_request_id[0]) || x->pid != r->pid)
+					continue;
+				x->claimed = true;
+				*o = x->j;
+				o->joined = true;
+				break;
+			}
+		}
+	}
+	free(ord);
+}
+
+uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first)
+{
+	size_t lo = 0, hi = tl->busy.n;
+
+	if (!t_first || !tl->busy.n)
+		return 0;
+	while (lo < hi) { /* first busy period ending after t_first */
+		size_t mid = (lo + hi) / 2;
+		if (tl->busy.v[mid].e <= t_first)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	const struct ls_span *s = &tl->busy.v[lo - 1];
+	if (s->e < t_read)
+		return 0;
+	return s->b > t_read ? s->b : t_read;
+}
+
+void ls_timeline_free(struct ls_timeline *tl)
+{
+	if (!tl)
+		return;
+	free(tl->threads);
+	free(tl->oncpu);
+	free(tl->runnable);
+	free(tl->group);
+	for (int l = 0; l < LS_L_N; l++)
+		ls_spans_free(&tl->layers[l]);
+	ls_spans_free(&tl->busy);
+	free(tl->ev);
+	free(tl->ereq);
+	free(tl);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The engine group's timeline: what the GPU was doing (kernels, copies), what
+ * the group's threads were doing (on CPU, runnable), and the engine's own
+ * request events — built from a capture's records, then queried per request
+ * window by the attribution. Also joins engine requests to HTTP requests.
+ *
+ * The engine group (DESIGN.md §6): the tracked processes. In a capture that
+ * tracked everything, it is the processes that served HTTP requests or fired
+ * engine or GPU events.
+ */
+#ifndef LATSPLIT_USER_TIMELINE_H
+#define LATSPLIT_USER_TIMELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "latsplit/events.h"
+#include "requests.h"
+
+struct ls_span {
+	uint64_t b, e;
+};
+
+/* A sorted list of disjoint spans. */
+struct ls_spans {
+	struct ls_span *v;
+	size_t n, cap;
+};
+
+enum ls_layer {
+	LS_L_KERNEL, LS_L_COMM, LS_L_H2D, LS_L_D2H, LS_L_XFER_OTHER, LS_L_ONCPU, LS_L_RUNNABLE,
+	LS_L_N,
+};
+
+struct ls_timeline;
+
+struct ls_timeline *ls_timeline_new(bool track_all);
+void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec);
+/* After the last record: closes open intervals, merges layers. */
+void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, size_t n);
+void ls_timeline_free(struct ls_timeline *tl);
+
+/* The merged spans of a layer (valid after finish). */
+const struct ls_spans *ls_timeline_layer(const struct ls_timeline *tl, enum ls_layer l);
+/* What the capture holds: GPU records (and their source), engine events. */
+bool ls_timeline_has_gpu(const struct ls_timeline *tl);
+const char *ls_timeline_gpu_source(const struct ls_timeline *tl);
+bool ls_timeline_has_engine(const struct ls_timeline *tl);
+bool ls_timeline_has_sched(const struct ls_timeline *tl);
+
+/* Engine facts joined to one HTTP request. */
+struct ls_engine_join {
+	bool joined;
+	uint64_t t_arrived, t_queued, t_sched, t_first, t_finish;
+	uint32_t batch_size; /* at scheduling */
+	uint32_t prompt_tokens;
+	uint32_t preemptions;
+};
+
+/* Joins each request to an engine request: by X-Request-Id, else by process
+ * and time (the first unclaimed engine arrival at or after T_read - 1 ms,
+ * before T_out). out[i] for reqs[i]. */
+void ls_timeline_join(struct ls_timeline *tl, const struct ls_request *reqs, size_t n,
+		      struct ls_engine_join *out);
+/* Inference without engine events: start of the GPU busy period (spans less
+ * than 20 us apart merged) that ended last before t_first, not before
+ * t_read. 0 when there is no GPU data. */
+uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first);
+
+/* Spans: add (unsorted, overlapping allowed) then normalise. */
+void ls_spans_add(struct ls_spans *s, uint64_t b, uint64_t e);
+void ls_spans_normalise(struct ls_spans *s);
+void ls_spans_free(struct ls_spans *s);
+
+#endif
