@@ -92,6 +92,8 @@ void ls_spans_normalise(struct ls_spans *s)
 {
 	size_t k = 0;
 
+	if (!s->n)
+		return;
 	qsort(s->v, s->n, sizeof(*s->v), span_cmp);
 	for (size_t i = 0; i < s->n; i++) {
 		if (k && s->v[i].b <= s->v[k - 1].e) {
@@ -277,7 +279,8 @@ static int u32_cmp(const void *a, const void *b)
 
 static bool in_group(const struct ls_timeline *tl, uint32_t tgid)
 {
-	return bsearch(&tgid, tl->group, tl->n_group, sizeof(uint32_t), u32_cmp) != NULL;
+	return tl->n_group &&
+	       bsearch(&tgid, tl->group, tl->n_group, sizeof(uint32_t), u32_cmp) != NULL;
 }
 
 static int eng_req_by_arrival(const void *a, const void *b)
@@ -351,7 +354,8 @@ void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, s
 	if (tl->track_all)
 		for (size_t i = 0; i < n; i++)
 			group_add(tl, reqs[i].pid);
-	qsort(tl->group, tl->n_group, sizeof(uint32_t), u32_cmp);
+	if (tl->n_group)
+		qsort(tl->group, tl->n_group, sizeof(uint32_t), u32_cmp);
 	for (size_t i = 0; i < tl->n_oncpu; i++)
 		if (in_group(tl, tl->oncpu[i].tgid))
 			ls_spans_add(&tl->layers[LS_L_ONCPU], tl->oncpu[i].b, tl->oncpu[i].e);

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Attribution on hand-built event streams: each precedence rule, batching,
+ * send-blocked over everything, engine join and preemption, T_sched
+ * inference, missing sources as null, aborted requests, and a property test:
+ * over random streams every request's components sum exactly to its total
+ * and its TTFT components to its TTFT.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attribute.h"
+#include "latsplit/engine.h"
+#include "timeline.h"
+
+#define MS 1000000ull
+
+static void gpu(struct ls_timeline *tl, uint32_t kind, uint32_t copy, uint64_t b, uint64_t e)
+{
+	struct ls_ev_gpu g = {0};
+
+	g.h.type = LS_EV_GPU;
+	g.h.size = sizeof(g);
+	g.h.ts = e;
+	g.h.pid = 100;
+	g.kind = kind;
+	g.copy_kind = copy;
+	g.source = LS_GPU_SRC_SIMULATED;
+	g.start_ns = b;
+	g.end_ns = e;
+	ls_timeline_add(tl, &g.h);
+}
+
+/* Thread tid of process 100 runs [b, e); runnable from w (0: no wakeup). */
+static void cpu(struct ls_timeline *tl, uint32_t tid, uint64_t w, uint64_t b, uint64_t e)
+{
+	struct ls_ev_sched_wakeup wk = {0};
+	struct ls_ev_sched_switch in = {0}, out = {0};
+
+	if (w) {
+		wk.h.type = LS_EV_SCHED_WAKEUP;
+		wk.h.size = sizeof(wk);
+		wk.h.ts = w;
+		wk.h.pid = 100;
+		wk.h.tid = tid;
+		ls_timeline_add(tl, &wk.h);
+	}
+	in.h.type = out.h.type = LS_EV_SCHED_SWITCH;
+	in.h.size = out.h.size = sizeof(in);
+	in.h.ts = b;
+	in.h.pid = 999; /* some other process was running */
+	in.h.tid = 999;
+	in.prev_state = 1;
+	in.next_pid = 100;
+	in.next_tid = tid;
+	ls_timeline_add(tl, &in.h);
+	out.h.ts = e;
+	out.h.pid = 100;
+	out.h.tid = tid;
+	out.prev_state = 1; /* went to sleep */
+	ls_timeline_add(tl, &out.h);
+}
+
+static void engine_ev(struct ls_timeline *tl, uint64_t ts, uint64_t id, uint32_t kind,
+		      uint32_t arg, const char *xrid)
+{
+	struct ls_ev_engine e = {0};
+
+	e.h.type = LS_EV_ENGINE;
+	e.h.size = sizeof(e);
+	e.h.ts = ts;
+	e.h.pid = 100;
+	e.req_id = id;
+	e.kind = kind;
+	e.arg = arg;
+	snprintf(e.x_request_id, sizeof(e.x_request_id), "%s", xrid ? xrid : "");
+	ls_timeline_add(tl, &e.h);
+}
+
+static struct ls_timeline *group_timeline(void)
+{
+	struct ls_timeline *tl = ls_timeline_new(false);
+	struct ls_rec_proc_info pi = {0};
+
+	pi.h.type = LS_REC_PROC_INFO;
+	pi.h.size = sizeof(pi);
+	pi.h.pid = 100;
+	ls_timeline_add(tl, &pi.h);
+	return tl;
+}
+
+static struct ls_request req(uint64_t start, uint64_t in, uint64_t read, uint64_t first,
+			     uint64_t out, uint64_t end)
+{
+	struct ls_request r;
+
+	memset(&r, 0, sizeof(r));
+	r.pid = 100;
+	r.t_start = start;
+	r.t_in = in;
+	r.t_read = read;
+	r.t_first = first;
+	r.t_out = out;
+	r.t_end = end;
+	r.tokens = 2;
+	return r;
+}
+
+static uint64_t comp_sum(const uint64_t *c)
+{
+	uint64_t s = 0;
+	for (int i = 0; i < LS_C_N; i++)
+		s += c[i] == LS_NULL ? 0 : c[i];
+	return s;
+}
+
+/* Every instant is in exactly one part: the non-null sub-parts, host and
+ * other always add up to the window, whatever sources are missing. */
+static uint64_t parts_sum(const uint64_t *sub, const uint64_t *comp)
+{
+	uint64_t s = 0;
+	for (int i = 0; i < LS_S_N; i++)
+		s += sub[i] == LS_NULL ? 0 : sub[i];
+	s += comp[LS_C_HOST] == LS_NULL ? 0 : comp[LS_C_HOST];
+	return s + comp[LS_C_OTHER];
+}
+
+static void test_precedence(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request r = req(0 * MS + 1, 1 * MS, 2 * MS, 12 * MS, 20 * MS, 21 * MS);
+	struct ls_engine_join j;
+	struct ls_split s;
+
+	(void)state;
+	engine_ev(tl, 2 * MS, 7, LS_ENG_ARRIVED, 0, "x");
+	engine_ev(tl, 3 * MS, 7, LS_ENG_SCHEDULED, 4, NULL);
+	/* served window [3, 20] ms */
+	gpu(tl, LS_GPU_KERNEL, 0, 4 * MS, 8 * MS);          /* compute 4 */
+	gpu(tl, LS_GPU_MEMCPY, LS_COPY_H2D, 6 * MS, 10 * MS); /* transfer: 8..10 = 2 */
+	cpu(tl, 1, 9 * MS, 9 * MS, 12 * MS);                  /* host: 10..12 = 2 */
+	cpu(tl, 2, 11 * MS, 14 * MS, 15 * MS);                /* runnable 12..14 = 2, host 14..15 = 1 */
+	ls_timeline_finish(tl, &r, 1);
+	strcpy(r.x_request_id, "x");
+	ls_timeline_join(tl, &r, 1, &j);
+	assert_true(j.joined);
+	assert_int_equal(j.batch_size, 4);
+	ls_attribute(&r, tl, &j, &s);
+	assert_string_equal(s.engine_source, "events");
+	assert_int_equal(s.sub[LS_S_NET_UPLOAD], 1 * MS - 1);
+	assert_int_equal(s.sub[LS_S_Q_SOCKET], 1 * MS);
+	assert_int_equal(s.sub[LS_S_Q_ENGINE], 1 * MS);
+	assert_int_equal(s.sub[LS_S_COMPUTE_KERNEL], 4 * MS);
+	assert_int_equal(s.sub[LS_S_TRANSFER_H2D], 2 * MS);
+	assert_int_equal(s.comp[LS_C_HOST], 3 * MS);
+	assert_int_equal(s.sub[LS_S_Q_CPU], 2 * MS);
+	/* other: [3,4] and [15,20] */
+	assert_int_equal(s.comp[LS_C_OTHER], 6 * MS);
+	assert_int_equal(s.sub[LS_S_NET_DRAIN], 1 * MS);
+	assert_int_equal(comp_sum(s.comp), s.total);
+	assert_int_equal(s.total, 21 * MS - 1);
+	/* TTFT window [0, 12]: compute 4, transfer 2, host 2, other 1 */
+	assert_int_equal(s.ttft_sub[LS_S_COMPUTE_KERNEL], 4 * MS);
+	assert_int_equal(s.ttft_comp[LS_C_HOST], 2 * MS);
+	assert_int_equal(comp_sum(s.ttft_comp), s.ttft);
+	ls_timeline_free(tl);
+}
+
+/* One kernel serving a batch is compute for every request it overlaps. */
+static void test_batching(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request r[2] = {req(1, 1, 1 * MS, 5 * MS, 6 * MS, 6 * MS),
+				  req(1, 1, 2 * MS, 5 * MS, 6 * MS, 6 * MS)};
+	struct ls_split s[2];
+
+	(void)state;
+	gpu(tl, LS_GPU_KERNEL, 0, 3 * MS, 5 * MS);
+	ls_timeline_finish(tl, r, 2);
+	for (int i = 0; i < 2; i++) {
+		ls_attribute(&r[i], tl, NULL, &s[i]);
+		assert_int_equal(s[i].sub[LS_S_COMPUTE_KERNEL], 2 * MS);
+		assert_int_equal(parts_sum(s[i].sub, s[i].comp), s[i].total);
+	}
+	ls_timeline_free(tl);
+}
+
+/* Time asleep in a write is network, even over a running kernel. */
+static void test_send_blocked_first(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request r = req(1, 1, 1 * MS, 2 * MS, 10 * MS, 10 * MS);
+	uint64_t blocked[1][2] = {{4 * MS, 7 * MS}};
+	struct ls_split s;
+
+	(void)state;
+	r.blocked = blocked;
+	r.nblocked = 1;
+	gpu(tl, LS_GPU_KERNEL, 0, 1 * MS, 10 * MS);
+	ls_timeline_finish(tl, &r, 1);
+	ls_attribute(&r, tl, NULL, &s);
+	assert_int_equal(s.sub[LS_S_NET_SEND_BLOCKED], 3 * MS);
+	assert_int_equal(s.sub[LS_S_COMPUTE_KERNEL], 6 * MS);
+	assert_int_equal(parts_sum(s.sub, s.comp), s.total);
+	ls_timeline_free(tl);
+}
+
+static void test_missing_sources_are_null(void **state)
+{
+	struct ls_request r = req(1, 1 * MS, 2 * MS, 3 * MS, 4 * MS, 5 * MS);
+	struct ls_timeline *tl = ls_timeline_new(false);
+	struct ls_split s;
+
+	(void)state;
+	ls_timeline_finish(tl, &r, 1);
+	ls_attribute(&r, tl, NULL, &s);
+	assert_int_equal(s.comp[LS_C_COMPUTE], LS_NULL);
+	assert_int_equal(s.comp[LS_C_TRANSFER], LS_NULL);
+	assert_int_equal(s.comp[LS_C_HOST], LS_NULL);
+	assert_int_equal(s.sub[LS_S_Q_ENGINE], LS_NULL);
+	assert_int_equal(s.comp[LS_C_QUEUEING], LS_NULL);
+	assert_int_not_equal(s.comp[LS_C_NETWORK], LS_NULL);
+	assert_string_equal(s.engine_source, "none");
+	assert_string_equal(s.gpu_source, "none");
+	ls_timeline_free(tl);
+}
+
+/* No engine events: T_sched is the start of the GPU busy period that
+ * produced the first token (not before T_read). */
+static void test_inferred_sched(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request r = req(1, 1, 1 * MS, 9 * MS, 12 * MS, 12 * MS);
+	struct ls_split s;
+
+	(void)state;
+	gpu(tl, LS_GPU_MEMCPY, LS_COPY_H2D, 2 * MS, 3 * MS); /* an earlier step */
+	gpu(tl, LS_GPU_KERNEL, 0, 3 * MS, 4 * MS);
+	gpu(tl, LS_GPU_MEMCPY, LS_COPY_H2D, 6 * MS, 7 * MS); /* the step before T_first */
+	gpu(tl, LS_GPU_KERNEL, 0, 7 * MS, 8 * MS);
+	gpu(tl, LS_GPU_KERNEL, 0, 10 * MS, 11 * MS); /* after T_first */
+	ls_timeline_finish(tl, &r, 1);
+	ls_attribute(&r, tl, NULL, &s);
+	assert_string_equal(s.engine_source, "inferred");
+	assert_int_equal(s.t_sched, 6 * MS);
+	assert_int_equal(s.sub[LS_S_Q_ENGINE], 5 * MS);
+	assert_int_equal(parts_sum(s.sub, s.comp), s.total);
+	ls_timeline_free(tl);
+}
+
+/* Preemption is counted; T_sched is the first scheduling; a re-used engine
+ * id after an arrival is a new request; the join by time needs no id. */
+static void test_preemption_and_join(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request r[2] = {req(1, 1, 1 * MS, 6 * MS, 7 * MS, 7 * MS),
+				  req(1, 1, 10 * MS, 12 * MS, 13 * MS, 13 * MS)};
+	struct ls_engine_join j[2];
+
+	(void)state;
+	engine_ev(tl, 1 * MS, 5, LS_ENG_ARRIVED, 0, NULL);
+	engine_ev(tl, 2 * MS, 5, LS_ENG_SCHEDULED, 2, NULL);
+	engine_ev(tl, 3 * MS, 5, LS_ENG_PREEMPTED, 0, NULL);
+	engine_ev(tl, 4 * MS, 5, LS_ENG_RESUMED, 0, NULL);
+	engine_ev(tl, 6 * MS, 5, LS_ENG_FINISHED, 0, NULL);
+	engine_ev(tl, 10 * MS, 5, LS_ENG_ARRIVED, 0, NULL);
+	engine_ev(tl, 11 * MS, 5, LS_ENG_SCHEDULED, 1, NULL);
+	ls_timeline_finish(tl, r, 2);
+	ls_timeline_join(tl, r, 2, j);
+	assert_true(j[0].joined && j[1].joined);
+	assert_int_equal(j[0].t_sched, 2 * MS);
+	assert_int_equal(j[0].preemptions, 1);
+	assert_int_equal(j[1].t_sched, 11 * MS);
+	assert_int_equal(j[1].preemptions, 0);
+	ls_timeline_free(tl);
+}
+
+/* A request the client abandoned: no T_end, so no total; no crash. */
+static void test_aborted(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request r = req(1, 1 * MS, 0, 0, 0, 0);
+	struct ls_split s;
+
+	(void)state;
+	ls_timeline_finish(tl, &r, 1);
+	ls_attribute(&r, tl, NULL, &s);
+	assert_int_equal(s.total, LS_NULL);
+	assert_int_equal(s.ttft, LS_NULL);
+	ls_timeline_free(tl);
+}
+
+/* Property: random streams, every request sums exactly. */
+static void test_property_sums(void **state)
+{
+	unsigned seed = 42;
+
+	(void)state;
+	for (int round = 0; round < 300; round++) {
+		struct ls_timeline *tl = group_timeline();
+		struct ls_request r[8];
+		struct ls_engine_join j[8];
+		uint64_t blocked[8][4][2];
+		int nr = 1 + rand_r(&seed) % 8;
+
+		for (int i = 0; i < 40; i++) {
+			uint64_t b = rand_r(&seed) % (100 * MS), len = rand_r(&seed) % (5 * MS);
+			int what = rand_r(&seed) % 4;
+			if (what == 0)
+				gpu(tl, LS_GPU_KERNEL, 0, b, b + len);
+			else if (what == 1)
+				gpu(tl, LS_GPU_MEMCPY, rand_r(&seed) % 3, b, b + len);
+			else
+				cpu(tl, 1 + rand_r(&seed) % 4, rand_r(&seed) % 2 ? b : 0,
+				    b + rand_r(&seed) % MS, b + MS + len);
+		}
+		for (int i = 0; i < nr; i++) {
+			uint64_t m[6];
+			for (int k = 0; k < 6; k++)
+				m[k] = 1 + rand_r(&seed) % (100 * MS);
+			/* marks in any order, some missing: the split must cope */
+			r[i] = req(m[0], rand_r(&seed) % 4 ? m[1] : 0, m[2], m[3], m[4], m[5]);
+			r[i].nblocked = rand_r(&seed) % 4;
+			for (uint32_t k = 0; k < r[i].nblocked; k++) {
+				blocked[i][k][0] = rand_r(&seed) % (100 * MS);
+				blocked[i][k][1] = blocked[i][k][0] + rand_r(&seed) % (3 * MS);
+			}
+			r[i].blocked = blocked[i];
+			if (rand_r(&seed) % 2)
+				engine_ev(tl, m[2], i, LS_ENG_ARRIVED, 0, NULL);
+			if (rand_r(&seed) % 2)
+				engine_ev(tl, m[2] + rand_r(&seed) % (10 * MS), i, LS_ENG_SCHEDULED, 1,
+					  NULL);
+		}
+		ls_timeline_finish(tl, r, nr);
+		ls_timeline_join(tl, r, nr, j);
+		for (int i = 0; i < nr; i++) {
+			struct ls_split s;
+			ls_attribute(&r[i], tl, &j[i], &s);
+			if (s.total != LS_NULL) {
+				assert_int_equal(parts_sum(s.sub, s.comp), s.total);
+				/* with every source present, the components too */
+				bool all = true;
+				for (int c = 0; c < LS_C_N; c++)
+					all &= s.comp[c] != LS_NULL;
+				if (all)
+					assert_int_equal(comp_sum(s.comp), s.total);
+			}
+			if (s.ttft != LS_NULL)
+				assert_int_equal(parts_sum(s.ttft_sub, s.ttft_comp), s.ttft);
+		}
+		ls_timeline_free(tl);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_batching),
+		cmocka_unit_test(test_send_blocked_first),
+		cmocka_unit_test(test_missing_sources_are_null),
+		cmocka_unit_test(test_inferred_sched),
+		cmocka_unit_test(test_preemption_and_join),
+		cmocka_unit_test(test_aborted),
+		cmocka_unit_test(test_property_sums),
+	};
+	return cmocka_run_group_tests_name("attribute", tests, NULL, NULL);
+}
