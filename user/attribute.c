@@ -22,9 +22,10 @@
  * overlaps (the latency view: the request waited for the whole step).
  *
  * T_sched: the engine's `scheduled` event when the request joins one
- * (engine: events); else inferred from the GPU timeline (the busy period that
- * produced the first token, see timeline.h; engine: inferred); else absent,
- * and the served window starts at T_read (queueing.engine null).
+ * (engine: events); else inferred from the GPU timeline (engine: inferred):
+ * streaming, where the step that produced the first token began; not
+ * streaming, the next step boundary after T_read (see timeline.h); else
+ * absent, and the served window starts at T_read (queueing.engine null).
  * Missing sources make their parts null: no GPU records, no compute or
  * transfer claimed; no scheduler events, no host or queueing.cpu.
  */
@@ -241,7 +242,8 @@ void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		sched_mark = join->t_sched;
 		s->engine_source = "events";
 	} else if (tl && r->t_first) {
-		sched_mark = ls_timeline_infer_sched(tl, r->t_read, r->t_first);
+		sched_mark = r->streaming ? ls_timeline_infer_sched(tl, r->t_read, r->t_first)
+					  : ls_timeline_next_boundary(tl, r->t_read);
 		if (sched_mark)
 			s->engine_source = "inferred";
 	}

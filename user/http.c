@@ -115,9 +115,18 @@ static void body_bytes(struct ls_http_parser *p, const uint8_t *d, size_t n)
 	if (p->sse && d) {
 		sse_bytes(p, d, n);
 	} else if (p->sse) {
-		/* Unknown bytes: whatever line they were in is unknowable. */
+		/* Unknown bytes. Servers write whole events: a data line cut
+		 * by the capture limit is an event whose end we cannot see.
+		 * Count it now; whatever line the bytes end in is unknowable. */
+		bool data_line = !p->sse_line_unknown && p->sse_line_len >= 5 &&
+				 !memcmp(p->sse_line, "data:", 5);
+		if ((data_line || p->sse_has_data) && p->cb->event) {
+			bool done = data_line && p->sse_line_len >= 11 &&
+				    !memcmp(p->sse_line + 5, " [DONE]", 6);
+			p->cb->event(p->ctx, done || p->sse_done);
+		}
 		p->sse_line_unknown = true;
-		p->sse_has_data = false;
+		p->sse_has_data = p->sse_done = false;
 	}
 	p->pos += n;
 }
@@ -337,6 +346,12 @@ static bool chunk_size_line(struct ls_http_parser *p)
 	} else {
 		p->remaining = size;
 		p->st = LS_HTTP_ST_CHUNK_DATA;
+		/* After an unseen stretch, assume a chunk starts a line: servers
+		 * write whole SSE events, one chunk each. */
+		if (p->sse_line_unknown) {
+			p->sse_line_unknown = false;
+			p->sse_line_len = 0;
+		}
 	}
 	return true;
 }
@@ -423,7 +438,9 @@ static void feed_known(struct ls_http_parser *p, const uint8_t *d, size_t n)
 			if (d[i] == '\n') {
 				p->st = LS_HTTP_ST_CHUNK_SIZE;
 				p->line_len = 0;
-			} else if (d[i] != '\r') {
+			} else if (d[i] == '\r') {
+				p->line_len++; /* counts CRLF bytes seen, for gaps */
+			} else {
 				lose(p, LS_HTTP_ST_OPAQUE, "chunk not followed by CRLF");
 			}
 			i++;
@@ -461,10 +478,24 @@ static void feed_gap(struct ls_http_parser *p, uint64_t n)
 			p->remaining -= k;
 			n -= k;
 			if (!p->remaining) {
-				if (p->st == LS_HTTP_ST_BODY_LEN)
+				if (p->st == LS_HTTP_ST_BODY_LEN) {
 					message_end(p);
-				else
+				} else {
 					p->st = LS_HTTP_ST_CHUNK_CRLF;
+					p->line_len = 0;
+				}
+			}
+			break;
+		}
+		case LS_HTTP_ST_CHUNK_CRLF: {
+			/* The CRLF that ends a chunk; a write usually ends there. */
+			uint64_t k = n < 2 - p->line_len ? n : 2 - p->line_len;
+			p->line_len += k;
+			p->pos += k;
+			n -= k;
+			if (p->line_len == 2) {
+				p->st = LS_HTTP_ST_CHUNK_SIZE;
+				p->line_len = 0;
 			}
 			break;
 		}

@@ -472,6 +472,21 @@ void ls_timeline_join(struct ls_timeline *tl, const struct ls_request *reqs, siz
 	free(ord);
 }
 
+/* First span of s ending after t. */
+static size_t seek_end(const struct ls_spans *s, uint64_t t)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->v[mid].e <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first)
 {
 	size_t lo = 0, hi = tl->busy.n;
@@ -490,7 +505,23 @@ uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, 
 	const struct ls_span *s = &tl->busy.v[lo - 1];
 	if (s->e < t_read)
 		return 0;
-	return s->b > t_read ? s->b : t_read;
+	/* The step began when the previous one ended: continuous batching
+	 * admits at step boundaries, before the step's host work. */
+	uint64_t prev_end = lo >= 2 ? tl->busy.v[lo - 2].e : 0;
+	uint64_t t = prev_end > t_read ? prev_end : t_read;
+	return t < s->b ? t : s->b;
+}
+
+uint64_t ls_timeline_next_boundary(const struct ls_timeline *tl, uint64_t t_read)
+{
+	size_t i;
+
+	if (!tl->busy.n || !t_read)
+		return 0;
+	i = seek_end(&tl->busy, t_read);
+	if (i < tl->busy.n && tl->busy.v[i].b <= t_read)
+		return tl->busy.v[i].e;
+	return t_read;
 }
 
 void ls_timeline_free(struct ls_timeline *tl)

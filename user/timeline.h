@@ -63,10 +63,16 @@ struct ls_engine_join {
  * before T_out). out[i] for reqs[i]. */
 void ls_timeline_join(struct ls_timeline *tl, const struct ls_request *reqs, size_t n,
 		      struct ls_engine_join *out);
-/* Inference without engine events: start of the GPU busy period (spans less
- * than 20 us apart merged) that ended last before t_first, not before
- * t_read. 0 when there is no GPU data. */
+/* Inference without engine events. The first token came from the GPU busy
+ * period (spans less than 20 us apart merged) that ended last before
+ * t_first; a continuous-batching engine admitted the request when the step
+ * before it ended. So: the end of the previous busy period, but not before
+ * t_read nor after the producing period's start. 0 without GPU data. */
 uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first);
+/* For a non-streaming response the first write follows the last token, so
+ * T_first says nothing about scheduling: assume the next step boundary at or
+ * after t_read (the end of the busy period t_read falls in, else t_read). */
+uint64_t ls_timeline_next_boundary(const struct ls_timeline *tl, uint64_t t_read);
 
 /* Spans: add (unsorted, overlapping allowed) then normalise. */
 void ls_spans_add(struct ls_spans *s, uint64_t b, uint64_t e);

@@ -108,6 +108,7 @@ static struct ls_request req(uint64_t start, uint64_t in, uint64_t read, uint64_
 	r.t_out = out;
 	r.t_end = end;
 	r.tokens = 2;
+	r.streaming = true;
 	return r;
 }
 
@@ -230,8 +231,8 @@ static void test_missing_sources_are_null(void **state)
 	ls_timeline_free(tl);
 }
 
-/* No engine events: T_sched is the start of the GPU busy period that
- * produced the first token (not before T_read). */
+/* No engine events: T_sched is where the step that produced the first token
+ * began, the end of the GPU busy period before it (not before T_read). */
 static void test_inferred_sched(void **state)
 {
 	struct ls_timeline *tl = group_timeline();
@@ -247,8 +248,8 @@ static void test_inferred_sched(void **state)
 	ls_timeline_finish(tl, &r, 1);
 	ls_attribute(&r, tl, NULL, &s);
 	assert_string_equal(s.engine_source, "inferred");
-	assert_int_equal(s.t_sched, 6 * MS);
-	assert_int_equal(s.sub[LS_S_Q_ENGINE], 5 * MS);
+	assert_int_equal(s.t_sched, 4 * MS);
+	assert_int_equal(s.sub[LS_S_Q_ENGINE], 3 * MS);
 	assert_int_equal(parts_sum(s.sub, s.comp), s.total);
 	ls_timeline_free(tl);
 }
@@ -281,6 +282,25 @@ static void test_preemption_and_join(void **state)
 }
 
 /* A request the client abandoned: no T_end, so no total; no crash. */
+/* Not streaming: the first write follows the last token, so the request is
+ * taken as scheduled at the next step boundary after T_read. */
+static void test_inferred_sched_not_streaming(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request r = req(1, 1, 3 * MS, 20 * MS, 21 * MS, 21 * MS);
+	struct ls_split s;
+
+	(void)state;
+	r.streaming = false;
+	gpu(tl, LS_GPU_KERNEL, 0, 2 * MS, 5 * MS); /* T_read falls in this step */
+	gpu(tl, LS_GPU_KERNEL, 0, 6 * MS, 19 * MS);
+	ls_timeline_finish(tl, &r, 1);
+	ls_attribute(&r, tl, NULL, &s);
+	assert_string_equal(s.engine_source, "inferred");
+	assert_int_equal(s.t_sched, 5 * MS);
+	ls_timeline_free(tl);
+}
+
 static void test_aborted(void **state)
 {
 	struct ls_timeline *tl = group_timeline();
@@ -366,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_send_blocked_first),
 		cmocka_unit_test(test_missing_sources_are_null),
 		cmocka_unit_test(test_inferred_sched),
+		cmocka_unit_test(test_inferred_sched_not_streaming),
 		cmocka_unit_test(test_preemption_and_join),
 		cmocka_unit_test(test_aborted),
 		cmocka_unit_test(test_property_sums),

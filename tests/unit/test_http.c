@@ -292,6 +292,34 @@ static void test_gaps(void **state)
 	assert_string_equal(l.s, "H200 sse|B|E|E|END|");
 }
 
+/* SSE events larger than the capture: each write is one chunk holding one
+ * event, of which only a prefix is known. Every event still counts once and
+ * the stream stays in sync. */
+static void test_sse_events_beyond_capture(void **state)
+{
+	struct ls_http_parser p;
+	struct log l = {0};
+	const char *h = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+			"Transfer-Encoding: chunked\r\n\r\n";
+	char ev[3000], chunk[3100];
+
+	(void)state;
+	ls_http_init(&p, LS_HTTP_RESPONSE, &cb, &l);
+	ls_http_feed(&p, (const uint8_t *)h, strlen(h), strlen(h));
+	memset(ev, 'x', sizeof(ev));
+	memcpy(ev, "data: {", 7);
+	memcpy(ev + 2000, "}\n\n", 3);
+	for (int i = 0; i < 3; i++) {
+		int n = snprintf(chunk, sizeof(chunk), "%x\r\n", 2003);
+		memcpy(chunk + n, ev, 2003);
+		memcpy(chunk + n + 2003, "\r\n", 2);
+		ls_http_feed(&p, (const uint8_t *)chunk, 100, n + 2005); /* 100 bytes known */
+	}
+	const char *end = "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n";
+	ls_http_feed(&p, (const uint8_t *)end, strlen(end), strlen(end));
+	assert_string_equal(l.s, "H200 sse chunked|B|E|E|E|D|END|");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_oversized_head),
 		cmocka_unit_test(test_gaps),
+		cmocka_unit_test(test_sse_events_beyond_capture),
 	};
 	return cmocka_run_group_tests_name("http", tests, NULL, NULL);
 }

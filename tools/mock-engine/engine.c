@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <time.h>
 
@@ -31,6 +32,7 @@ static pthread_mutex_t truth_mu = PTHREAD_MUTEX_INITIALIZER;
 static bool stopping;
 static pthread_t thread;
 static uint64_t step_no;
+static uint64_t last_wake; /* when the engine thread woke from its last device wait */
 
 uint64_t mono_ns(void)
 {
@@ -105,6 +107,7 @@ static uint64_t device(uint64_t *t, double us, uint32_t kind, uint32_t copy, con
 	if (us <= 0)
 		return start;
 	sleep_until(end);
+	last_wake = mono_ns();
 	rec.start_ns = start;
 	rec.end_ns = end;
 	rec.bytes = bytes;
@@ -112,8 +115,7 @@ static uint64_t device(uint64_t *t, double us, uint32_t kind, uint32_t copy, con
 	rec.copy_kind = copy;
 	rec.source = LS_GPU_SRC_SIMULATED;
 	snprintf(rec.name, sizeof(rec.name), "%s", name);
-	if (ecfg.events)
-		latsplit_gpu_emit(&rec, 1);
+	latsplit_gpu_emit(&rec, 1); /* device records flow even without engine events */
 	*t = end;
 	return end;
 }
@@ -142,13 +144,21 @@ static void *engine_main(void *arg)
 {
 	struct ereq *run[256];
 	int nrun = 0;
+	uint64_t cpu_from = mono_ns(); /* since when this thread has been busy */
+	uint64_t noticed = 0;          /* when it woke after the device was done */
 
 	(void)arg;
+	/* Wake exactly when the simulated device is done (no 50 us timer
+	 * slack): any later start is then CPU contention, as on a real host. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	for (;;) {
 		/* ---- schedule ---- */
 		pthread_mutex_lock(&q_mu);
-		while (!nrun && !waiting_head && !stopping)
-			pthread_cond_wait(&q_cv, &q_mu);
+		if (!nrun && !waiting_head && !stopping) {
+			while (!nrun && !waiting_head && !stopping)
+				pthread_cond_wait(&q_cv, &q_mu);
+			cpu_from = noticed = mono_ns();
+		}
 		if (stopping && !nrun && !waiting_head) {
 			pthread_mutex_unlock(&q_mu);
 			break;
@@ -181,6 +191,7 @@ static void *engine_main(void *arg)
 
 		/* ---- one step ---- */
 		uint64_t step = step_no++, t0 = mono_ns(), c0 = cpu_ns();
+		last_wake = 0;
 		burn(ecfg.host_us);
 		uint64_t host_end = mono_ns(), host_cpu = cpu_ns() - c0, t = host_end;
 		uint64_t h2d_s = t, h2d_e = device(&t, ecfg.h2d_us + ecfg.h2d_us_per_token * prefill_tokens,
@@ -199,10 +210,13 @@ static void *engine_main(void *arg)
 			pthread_mutex_lock(&truth_mu);
 			fprintf(ecfg.truth,
 				"{\"step\":%llu,\"start\":%llu,\"end\":%llu,\"batch\":%d,"
-				"\"prefill_tokens\":%d,\"host\":[%llu,%llu],\"host_cpu_ns\":%llu,"
+				"\"prefill_tokens\":%d,\"busy_from\":%llu,\"noticed\":%llu,"
+				"\"host\":[%llu,%llu],\"host_cpu_ns\":%llu,"
 				"\"h2d\":[%llu,%llu],\"compute\":[%llu,%llu],\"d2h\":[%llu,%llu]}\n",
 				(unsigned long long)step, (unsigned long long)t0, (unsigned long long)end,
-				nrun, prefill_tokens, (unsigned long long)t0,
+				nrun, prefill_tokens, (unsigned long long)cpu_from,
+				(unsigned long long)(noticed > cpu_from ? noticed : cpu_from),
+				(unsigned long long)t0,
 				(unsigned long long)host_end, (unsigned long long)host_cpu,
 				(unsigned long long)h2d_s, (unsigned long long)h2d_e,
 				(unsigned long long)comp_s, (unsigned long long)comp_e,
@@ -217,6 +231,7 @@ static void *engine_main(void *arg)
 			r->needs_prefill = false;
 			pthread_mutex_lock(&r->mu);
 			r->produced++;
+			r->produced_at = end;
 			if (r->produced >= r->max_tokens)
 				r->finished = true;
 			pthread_cond_signal(&r->cv);
@@ -229,6 +244,11 @@ static void *engine_main(void *arg)
 				run[i--] = run[--nrun];
 			}
 		}
+		/* handing out tokens and the next scheduling are host work too,
+		 * from when the device was done (waiting for a CPU to notice it
+		 * is queueing.cpu: the truth counts both together) */
+		cpu_from = end;
+		noticed = last_wake;
 		/* ---- over the KV budget: preempt the newest ---- */
 		while (ecfg.kv_tokens && nrun > 1 && kv_used(run, nrun) > ecfg.kv_tokens) {
 			struct ereq *r = run[--nrun];
@@ -259,6 +279,10 @@ void engine_truth_request(const struct ereq *r)
 		(unsigned long long)r->t_out);
 	for (int i = 0; i < r->nsteps; i++)
 		fprintf(ecfg.truth, "%s%llu", i ? "," : "", (unsigned long long)r->steps[i]);
+	fprintf(ecfg.truth, "],\"fe\":[");
+	for (int i = 0; i < r->nfe; i++)
+		fprintf(ecfg.truth, "%s[%llu,%llu,%llu]", i ? "," : "", (unsigned long long)r->fe[i][0],
+			(unsigned long long)r->fe[i][1], (unsigned long long)r->fe[i][2]);
 	fprintf(ecfg.truth, "]}\n");
 	fflush(ecfg.truth);
 	pthread_mutex_unlock(&truth_mu);

@@ -207,6 +207,22 @@ static int send_simple(int fd, int status, const char *reason, const char *body,
 	return send_all(fd, buf, n);
 }
 
+/* Ground truth: the front end worked for r from `ready` (noticed at
+ * `noticed`) until `done`. */
+static void fe_span(struct ereq *r, uint64_t ready, uint64_t noticed, uint64_t done)
+{
+	if (r->nfe == r->capfe) {
+		r->capfe = r->capfe ? r->capfe * 2 : 32;
+		r->fe = realloc(r->fe, r->capfe * sizeof(*r->fe));
+		if (!r->fe)
+			abort();
+	}
+	r->fe[r->nfe][0] = ready;
+	r->fe[r->nfe][1] = noticed;
+	r->fe[r->nfe][2] = done;
+	r->nfe++;
+}
+
 /* Hands the request to the engine and writes tokens as they come. */
 static int serve_request(int fd, const struct request *req, long id)
 {
@@ -239,12 +255,15 @@ static int serve_request(int fd, const struct request *req, long id)
 	 * A client that went away does not stop the engine's work. */
 	for (bool done = false; !done;) {
 		int ready;
+		uint64_t ready_at, noticed;
 		pthread_mutex_lock(&r->mu);
 		while (r->produced == sent && !r->finished)
 			pthread_cond_wait(&r->cv, &r->mu);
 		ready = r->produced;
+		ready_at = r->produced_at;
 		done = r->finished && ready == r->produced;
 		pthread_mutex_unlock(&r->mu);
+		noticed = mono_ns();
 		if (!req->stream || rc) {
 			sent = ready;
 			continue;
@@ -261,6 +280,8 @@ static int serve_request(int fd, const struct request *req, long id)
 			if (!r->t_first)
 				r->t_first = mono_ns();
 		}
+		if (req->stream)
+			fe_span(r, ready_at, noticed, mono_ns());
 	}
 	if (req->stream && !rc) {
 		static const char done[] = "data: [DONE]\n\n";
@@ -295,6 +316,7 @@ static int serve_request(int fd, const struct request *req, long id)
 	pthread_mutex_destroy(&r->mu);
 	pthread_cond_destroy(&r->cv);
 	free(r->steps);
+	free(r->fe);
 	free(r);
 	return rc;
 }

@@ -39,6 +39,7 @@ struct ereq {
 	pthread_cond_t cv;
 	int produced;  /* tokens produced so far */
 	bool finished;
+	uint64_t produced_at; /* when the device finished the latest token */
 
 	/* engine state */
 	bool needs_prefill;
@@ -49,6 +50,10 @@ struct ereq {
 	uint64_t t_read, t_queued, t_sched, t_first, t_out;
 	uint64_t *steps; /* indices of the steps it took part in */
 	int nsteps, capsteps;
+	/* the front end's CPU work for this request: from a token being ready
+	 * (or from noticing it) to its write returning */
+	uint64_t (*fe)[3]; /* [ready, noticed, written] */
+	int nfe, capfe;
 };
 
 extern struct engine_config ecfg;
