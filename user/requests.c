@@ -25,21 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #include "format.h"
 #include "http.h"
 #include "requests.h"
 
-#define GROW(arr, n, cap)                                                          \
-	do {                                                                       \
-		if ((n) == (cap)) {                                                \
-			size_t nc_ = (cap) ? (cap) * 2 : 16;                       \
-			void *p_ = realloc((arr), nc_ * sizeof(*(arr)));           \
-			if (!p_)                                                   \
-				abort();                                           \
-			(arr) = p_;                                                \
-			(cap) = nc_;                                               \
-		}                                                                  \
-	} while (0)
 
 struct point {
 	uint64_t ts;

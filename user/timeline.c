@@ -12,20 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #include "latsplit/engine.h"
 #include "timeline.h"
 
-#define GROW(arr, n, cap)                                                          \
-	do {                                                                       \
-		if ((n) == (cap)) {                                                \
-			size_t nc_ = (cap) ? (cap) * 2 : 64;                       \
-			void *p_ = realloc((arr), nc_ * sizeof(*(arr)));           \
-			if (!p_)                                                   \
-				abort();                                           \
-			(arr) = p_;                                                \
-			(cap) = nc_;                                               \
-		}                                                                  \
-	} while (0)
 
 #define BUSY_GAP_NS 20000 /* GPU spans closer than this form one busy period */
 
