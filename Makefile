@@ -27,7 +27,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
 TOOLS := $(BUILD)/liblatsplit-engine.so $(BUILD)/mock-engine $(BUILD)/loadgen
-BENCH_BINS := $(BUILD)/bench-capture
+BENCH_BINS := $(BUILD)/bench-capture $(BUILD)/gen-capture
 
 # `make V=1` shows the full commands.
 Q := $(if $(V),,@)
@@ -96,6 +96,10 @@ $(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/http.c user/http.h | $(BUILD)
 fuzz: $(BUILD)/fuzz-http
 	@mkdir -p $(BUILD)/fuzz-corpus
 	$(BUILD)/fuzz-http -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-corpus tests/fuzz/seeds
+
+$(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/capture.o
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
 test: deps all $(UNIT_BINS) $(BUILD)/fuzz-http
 	@tests/run.sh

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# make demo: record the bundled workload over a lossy link and show what
-# latsplit captured. Builds on the netlab namespaces; cleans up namespaces and
-# processes even when interrupted. Leaves the capture in demo-out/.
+# make demo: the bundled workload with every cause injected at once, recorded
+# and split. Network namespaces joined by veth with 3% loss toward the client
+# (network), a mock engine with a small batch (engine queueing), simulated
+# H2D/D2H copies (transfer) and prefill/decode kernels (compute), 8 streaming
+# clients. Cleans up namespaces and processes even when interrupted; leaves
+# the capture, the report and one JSON record per request in demo-out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $(id -u) -eq 0 ]] || { echo "demo: needs root (BPF, network namespaces): sudo make demo" >&2; exit 1; }
@@ -19,28 +22,34 @@ echo "== 1. network: server and client namespaces, 3% loss toward the client"
 eval "$(tools/netlab.sh up --loss-to-client 3)"
 echo "   $SRV_NS ($SRV_IP) <-> $CLI_NS ($CLI_IP)"
 
-echo "== 2. record: latsplit starts mock-engine (25 ms prefill, 5 ms/token) and traces it"
+echo "== 2. record: latsplit starts the mock engine (simulated GPU) and traces it"
+echo "   engine: batch of 4, 0.3 ms host work, 1.5 ms H2D + 0.8 ms D2H, 3 ms decode"
+echo "   + 10 us per prompt token per step"
 rm -f "$OUT/ready"
 build/latsplit record -o "$OUT/latsplit.data" -- ip netns exec "$SRV_NS" build/mock-engine \
-  --bind "$SRV_IP" --port 8000 --delay-ms 25 --token-ms 5 --token-bytes 200 \
-  --ready-file "$OUT/ready" 2>"$OUT/record.log" &
+  --bind "$SRV_IP" --port 8000 --max-batch 4 --host-us 300 --h2d-us 1500 --d2h-us 800 \
+  --token-ms 3 --prefill-us-per-token 10 --token-bytes 1500 \
+  --truth "$OUT/truth.jsonl" --ready-file "$OUT/ready" 2>"$OUT/record.log" &
 RPID=$!
 for i in $(seq 100); do [[ -e $OUT/ready ]] && break; sleep 0.1; done
 
-echo "== 3. load: 8 streaming clients, 200 requests of 32 tokens"
-ip netns exec "$CLI_NS" build/loadgen --host "$SRV_IP" --port 8000 -c 8 -n 200 --stream \
+echo "== 3. load: 8 streaming clients, 48 requests of 32 tokens, 2 KB prompts"
+ip netns exec "$CLI_NS" build/loadgen --host "$SRV_IP" --port 8000 -c 8 -n 48 --stream \
   --max-tokens 32 --prompt-bytes 2000 -o "$OUT/loadgen.jsonl"
 sleep 1
 kill -INT $RPID; wait $RPID || true; RPID=""
 cat "$OUT/record.log"
 
-echo "== 4. the latency split so far (build/latsplit report $OUT/latsplit.data)"
+echo "== 4. the split (build/latsplit report $OUT/latsplit.data)"
 build/latsplit report "$OUT/latsplit.data" | tee "$OUT/report.txt"
 build/latsplit report --json "$OUT/latsplit.data" >"$OUT/requests.jsonl"
-build/latsplit dump "$OUT/latsplit.data" >"$OUT/dump.txt"
-retrans=$(awk '$4 == "tcp_retrans"' "$OUT/dump.txt" | wc -l)
-echo "== $retrans retransmit events on the server (3% loss toward the client)"
-echo "   network and socket queueing are measured now; engine queueing, transfer and compute"
-echo "   arrive with the engine-event and GPU sources."
+python3 - "$OUT/requests.jsonl" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+done = [r for r in rs if r["total_ns"] is not None]
+exact = [r for r in done if sum(r["components"].values()) == r["total_ns"]]
+print(f"== every request's network + queueing + transfer + compute + host + other == its latency: "
+      f"{len(exact)}/{len(done)} exactly (integer ns)")
+PY
 echo "   files: $OUT/latsplit.data (capture) $OUT/requests.jsonl (one JSON record per request)"
-echo "          $OUT/report.txt $OUT/dump.txt (every event) $OUT/loadgen.jsonl (client-side times)"
+echo "          $OUT/report.txt $OUT/loadgen.jsonl (client side) $OUT/truth.jsonl (engine ground truth)"

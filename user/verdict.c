@@ -86,6 +86,9 @@ static double pearson(const double *x, const double *y, size_t n)
 		syy += (y[i] - my) * (y[i] - my);
 		sxy += (x[i] - mx) * (y[i] - my);
 	}
+	/* prompts of (nearly) one size say nothing about size vs TTFT */
+	if (sxx / n < (0.01 * mx) * (0.01 * mx))
+		return NAN;
 	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
 }
 

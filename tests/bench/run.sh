@@ -13,6 +13,27 @@ echo "== capture throughput"
 $B/bench-capture 2000000
 
 echo
+echo "== correlator + attribution (latsplit report) on synthetic captures"
+python3 - <<'PY'
+import os, resource, subprocess, tempfile, time
+d = tempfile.mkdtemp()
+for n in (10000, 100000):
+    path = os.path.join(d, f"syn{n}.data")
+    out = subprocess.run(["build/gen-capture", path, str(n)], capture_output=True, text=True).stdout
+    recs = int(out.split()[0])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.monotonic()
+    p = subprocess.run(["build/latsplit", "report", "--json", path], capture_output=True, text=True)
+    dt = time.monotonic() - t0
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB, max over children so far
+    lines = p.stdout.count("\n")
+    print(f"{n:7d} requests ({recs} events, {os.path.getsize(path)/1e6:.1f} MB): {dt:.2f} s, "
+          f"{recs/dt/1e6:.2f} M events/s, {lines/dt:.0f} requests/s, peak RSS {rss/1024:.0f} MiB "
+          f"({rss/1024/(recs/1e6):.0f} MiB per M events, {rss/1024/(n/1e5):.0f} MiB per 100k requests)")
+    os.unlink(path)
+PY
+
+echo
 echo "== record overhead on loopback (mock-engine + loadgen: 8 connections, keep-alive, 4-token streams)"
 if [[ $(id -u) -ne 0 ]]; then echo "skipped: needs root"; exit 0; fi
 T=$(mktemp -d); PORT=18555
