@@ -23,10 +23,20 @@ AGENT_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(AGENT_SRCS))
 LIB_SRCS := user/capture.c user/order.c user/format.c user/http.c user/requests.c user/attribute.c user/timeline.c user/verdict.c
 LIB_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_SRCS := $(filter-out tests/unit/test_cupti.c,$(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
+# The CUPTI shim needs the CUDA toolkit's CUPTI headers and library.
+CUDA_HOME ?= /usr/local/cuda
+HAVE_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h)
+CUPTI_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))
 TOOLS := $(BUILD)/liblatsplit-engine.so $(BUILD)/mock-engine $(BUILD)/loadgen
+ifneq ($(HAVE_CUPTI),)
+ifneq ($(CUPTI_LIB),)
+TOOLS += $(BUILD)/liblatsplit-cupti.so $(BUILD)/cupti-emit
+UNIT_CUPTI := $(BUILD)/tests/test_cupti
+endif
+endif
 BENCH_BINS := $(BUILD)/bench-capture $(BUILD)/gen-capture
 
 # `make V=1` shows the full commands.
@@ -34,8 +44,25 @@ Q := $(if $(V),,@)
 msg = $(if $(V),,@printf '  %-8s %s\n' $(1) $(2))
 
 .SECONDARY:
-.PHONY: fuzz all deps test unit integration demo bench vmlinux clean install
-all: $(BUILD)/latsplit $(TOOLS)
+.PHONY: cupti-note fuzz all deps test unit integration demo bench vmlinux clean install
+all: $(BUILD)/latsplit $(TOOLS) cupti-note
+
+cupti-note:
+	@$(if $(HAVE_CUPTI),$(if $(CUPTI_LIB),,echo "  note: no libcupti.so under $(CUDA_HOME): skipping liblatsplit-cupti.so (set CUDA_HOME)"),echo "  note: no CUDA toolkit at $(CUDA_HOME) (set CUDA_HOME): skipping liblatsplit-cupti.so; everything else builds")
+
+CUPTI_SRCS := user/cupti/shim.c user/cupti/translate.c
+$(BUILD)/liblatsplit-cupti.so: $(CUPTI_SRCS) user/cupti/translate.h include/latsplit/engine.h | $(BUILD)
+	$(call msg,LIB,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -I$(CUDA_HOME)/include -fPIC -shared -fvisibility=hidden \
+		-o $@ $(CUPTI_SRCS) -L$(dir $(CUPTI_LIB)) -lcupti -Wl,-rpath,$(dir $(CUPTI_LIB)) -lpthread
+
+$(BUILD)/cupti-emit: tests/helpers/cupti_emit.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -I$(CUDA_HOME)/include -o $@ $< -ldl
+
+$(BUILD)/tests/test_cupti: tests/unit/test_cupti.c user/cupti/translate.c | $(BUILD)/tests
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) -I$(CUDA_HOME)/include -Iuser/cupti -O1 -g $(SAN) -o $@ $^ -lcmocka
 
 deps:
 	@tools/install-deps.sh
@@ -101,7 +128,7 @@ $(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/capture.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
-test: deps all $(UNIT_BINS) $(BUILD)/fuzz-http
+test: deps all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http
 	@tests/run.sh
 
 unit: $(UNIT_BINS)

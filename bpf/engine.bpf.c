@@ -95,3 +95,39 @@ int BPF_USDT(gpu_activity, const void *rec)
 	submit(e);
 	return 0;
 }
+
+SEC("usdt")
+int BPF_USDT(gpu_launch, __u32 correlation)
+{
+	struct ls_ev_gpu_launch *e;
+
+	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->h, LS_EV_GPU_LAUNCH, sizeof(*e));
+	e->correlation = correlation;
+	e->pad = 0;
+	submit(e);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(gpu_stats, __u64 records, __u64 bad_time, __u64 dropped, __u64 refused)
+{
+	struct ls_ev_gpu_stats *e;
+
+	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->h, LS_EV_GPU_STATS, sizeof(*e));
+	e->records = records;
+	e->bad_time = bad_time;
+	e->cupti_dropped = dropped;
+	e->refused_buffers = refused;
+	submit(e);
+	return 0;
+}

@@ -42,6 +42,8 @@ static const struct {
 	[LS_EV_SOCK_CLOSE] = {"sock_close", sizeof(struct ls_ev_sock_close)},
 	[LS_EV_ENGINE] = {"engine", sizeof(struct ls_ev_engine)},
 	[LS_EV_GPU] = {"gpu", sizeof(struct ls_ev_gpu)},
+	[LS_EV_GPU_LAUNCH] = {"gpu_launch", sizeof(struct ls_ev_gpu_launch)},
+	[LS_EV_GPU_STATS] = {"gpu_stats", sizeof(struct ls_ev_gpu_stats)},
 	[LS_REC_PROC_INFO] = {"proc_info", sizeof(struct ls_rec_proc_info)},
 	[LS_REC_DROPS] = {"drops", sizeof(struct ls_rec_drops)},
 	[LS_REC_STATS] = {"stats", sizeof(struct ls_rec_stats)},
@@ -73,6 +75,7 @@ static const struct {
 	{LS_SRC_TCP_DESTROY, "tcp_destroy"},
 	{LS_SRC_SOCK_IO, "sock_io"},
 	{LS_SRC_ENGINE, "engine_usdt"},
+	{LS_SRC_GPU_UPROBE, "libcuda_uprobes"},
 	{LS_SRC_ATTACH_TP_BTF, "via:tp_btf"},
 };
 

@@ -62,6 +62,8 @@ static void usage(FILE *out)
 		"      --engine-lib PATH  a file with latsplit engine probes (repeatable; default:\n"
 		"                       liblatsplit-engine.so beside latsplit, in /usr/local/lib\n"
 		"                       and /usr/lib)\n"
+		"      --cuda-lib PATH  libcuda for the uprobe fallback (repeatable; default: the\n"
+		"                       system libcuda.so.1 if present)\n"
 		"      --capture-bytes N  payload prefix kept per socket read/write, 0..4096\n"
 		"                       (default 1024: HTTP heads and SSE events)\n"
 		"  -z, --zlib-level N   compression level 1..9 (default 1)\n"
@@ -205,22 +207,31 @@ static int port_owners(const unsigned long *ports, int nports, unsigned long *pi
 	return 0;
 }
 
-/* liblatsplit-engine.so beside the latsplit binary, then the usual libdirs. */
+/* liblatsplit-engine.so and liblatsplit-cupti.so beside the latsplit
+ * binary, then in the usual libdirs. self_lib holds two paths. */
 static int default_engine_paths(const char **paths, char *self_lib, size_t len)
 {
-	static const char *const dirs[] = {"/usr/local/lib/liblatsplit-engine.so",
-					   "/usr/lib/liblatsplit-engine.so"};
-	ssize_t n = readlink("/proc/self/exe", self_lib, len - 32);
+	static const char *const dirs[] = {
+		"/usr/local/lib/liblatsplit-engine.so", "/usr/lib/liblatsplit-engine.so",
+		"/usr/local/lib/liblatsplit-cupti.so", "/usr/lib/liblatsplit-cupti.so"};
+	static const char *const libs[] = {"liblatsplit-engine.so", "liblatsplit-cupti.so"};
+	size_t half = len / 2;
 	int k = 0;
 
-	if (n > 0) {
-		self_lib[n] = '\0';
-		char *slash = strrchr(self_lib, '/');
-		if (slash) {
-			strcpy(slash + 1, "liblatsplit-engine.so");
-			if (!access(self_lib, R_OK))
-				paths[k++] = self_lib;
-		}
+	for (int i = 0; i < 2; i++) {
+		char *buf = self_lib + i * half;
+		ssize_t n = readlink("/proc/self/exe", buf, half - 32);
+		char *slash;
+
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		slash = strrchr(buf, '/');
+		if (!slash)
+			continue;
+		strcpy(slash + 1, libs[i]);
+		if (!access(buf, R_OK))
+			paths[k++] = buf;
 	}
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		if (!access(dirs[i], R_OK))
@@ -288,6 +299,7 @@ int cmd_record(int argc, char **argv)
 		{"capture-bytes", required_argument, NULL, 'C'},
 		{"no-sock", no_argument, NULL, 'N'},
 		{"engine-lib", required_argument, NULL, 'E'},
+		{"cuda-lib", required_argument, NULL, 'L'},
 		{}};
 	const char *path = "latsplit.data";
 	double duration = 0;
@@ -295,9 +307,9 @@ int cmd_record(int argc, char **argv)
 		      capture_bytes = 1024;
 	int npids = 0, nports = 0, opt, go_fd = -1, rc = 1;
 	bool verbose = false, no_sock = false;
-	const char *engine_paths[8];
-	int nengine_paths = 0;
-	char self_lib[4096];
+	const char *engine_paths[8], *cuda_paths[4];
+	int nengine_paths = 0, ncuda_paths = 0;
+	char self_lib[8192];
 	char err[512], old[4096];
 	struct recorder r = {0};
 	struct ls_file_hdr hdr;
@@ -352,6 +364,14 @@ int cmd_record(int argc, char **argv)
 		case 'N':
 			no_sock = true;
 			break;
+		case 'L':
+			if (access(optarg, R_OK)) {
+				ls_err("record", "--cuda-lib %s: %s", optarg, strerror(errno));
+				return EXIT_USAGE;
+			}
+			if (ncuda_paths < 4)
+				cuda_paths[ncuda_paths++] = optarg;
+			break;
 		case 'E':
 			if (access(optarg, R_OK)) {
 				ls_err("record", "--engine-lib %s: %s", optarg, strerror(errno));
@@ -395,6 +415,16 @@ int cmd_record(int argc, char **argv)
 				 .ctx = &r};
 	for (int i = 0; i < nengine_paths; i++)
 		bo.engine_paths[i] = engine_paths[i];
+	if (!ncuda_paths) {
+		static const char *const sys[] = {"/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+						  "/usr/lib64/libcuda.so.1", "/usr/lib/libcuda.so.1"};
+		for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]) && ncuda_paths < 4; i++)
+			if (!access(sys[i], R_OK))
+				cuda_paths[ncuda_paths++] = sys[i];
+	}
+	for (int i = 0; i < ncuda_paths; i++)
+		bo.cuda_paths[i] = cuda_paths[i];
+	bo.ncuda_paths = ncuda_paths;
 	if (ls_bpf_start(&r.bpf, &bo, err, sizeof(err))) {
 		ls_err("record", "%s", err);
 		return 1;
@@ -456,6 +486,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (verbose && ls_bpf_engine_paths(r.bpf)[0])
 		fprintf(stderr, "latsplit record: engine probes in %s\n", ls_bpf_engine_paths(r.bpf));
+	if (verbose && ls_bpf_cuda_paths(r.bpf)[0])
+		fprintf(stderr, "latsplit record: libcuda uprobes in %s\n", ls_bpf_cuda_paths(r.bpf));
 	fprintf(stderr, "latsplit record: recording %s to %s%s\n",
 		track_all ? "all processes" : "tracked processes", path,
 		duration ? "" : " (Ctrl-C to stop)");

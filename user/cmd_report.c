@@ -262,6 +262,49 @@ static void per_client(const struct req_set *rs)
 	free(cs);
 }
 
+static int by_ns_desc(const void *a, const void *b)
+{
+	uint64_t x = ((const uint64_t *)a)[1], y = ((const uint64_t *)b)[1];
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Per-device busy time, top kernels and copies, pageable-copy warning. */
+static void gpu_summary(const struct ls_timeline *tl, uint64_t span_ns)
+{
+	const struct ls_gpu_summary *g = ls_timeline_gpu_summary(tl);
+	static const char *const dir[4] = {"other", "H2D", "D2H", "D2D"};
+	uint64_t order[LS_GPU_MAX_NAMES][2];
+
+	if (!ls_timeline_has_gpu(tl))
+		return;
+	printf("\nGPU (%s):", ls_timeline_gpu_source(tl));
+	for (uint32_t d = 0; d < g->ndev; d++)
+		printf(" device %u busy %.1f ms (%.1f%% of the capture)", d, g->dev_busy_ns[d] / 1e6,
+		       span_ns ? 100.0 * g->dev_busy_ns[d] / span_ns : 0.0);
+	printf("\n  top kernels by GPU time:\n");
+	for (size_t i = 0; i < g->nnames; i++) {
+		order[i][0] = i;
+		order[i][1] = g->names[i].ns;
+	}
+	qsort(order, g->nnames, sizeof(order[0]), by_ns_desc);
+	for (size_t k = 0; k < g->nnames && k < 5; k++) {
+		size_t i = order[k][0];
+		printf("    %10.2f ms %8llu x  %s\n", g->names[i].ns / 1e6,
+		       (unsigned long long)g->names[i].count, g->names[i].name[0] ? g->names[i].name : "?");
+	}
+	printf("  copies:");
+	for (int c = 0; c < 4; c++)
+		if (g->copies[c])
+			printf(" %s %llu x %.1f MB in %.2f ms;", dir[c], (unsigned long long)g->copies[c],
+			       g->copy_bytes[c] / 1e6, g->copy_ns[c] / 1e6);
+	printf("\n");
+	if (g->pageable_copies)
+		printf("  warning: %llu copies from/to pageable host memory (slower, synchronous): "
+		       "use pinned memory\n",
+		       (unsigned long long)g->pageable_copies);
+}
+
 /* Sorting requests by the split: an index array over the set. */
 static const struct req_set *sort_set;
 static bool sort_ttft;
@@ -380,6 +423,7 @@ static void print_text(const char *path, struct ls_reader *rd, struct req_set *r
 		       ls_outcome_name(r->outcome), t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7],
 		       t[8], r->retransmits, r->tokens);
 	}
+	gpu_summary(tl, span_ns);
 	per_client(rs);
 	if (cst->retrans_unattributed)
 		printf("  %llu retransmitted segments on connections that carried no request\n",

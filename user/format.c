@@ -259,6 +259,19 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		   e->correlation, e->flags, name);
 		break;
 	}
+	case LS_EV_GPU_LAUNCH: {
+		const struct ls_ev_gpu_launch *e = (const void *)rec;
+		KV(",\"correlation\":%u", "corr=%u", e->correlation);
+		break;
+	}
+	case LS_EV_GPU_STATS: {
+		const struct ls_ev_gpu_stats *e = (const void *)rec;
+		KV(",\"records\":%llu,\"bad_time\":%llu,\"cupti_dropped\":%llu,\"refused_buffers\":%llu",
+		   "records=%llu bad_time=%llu cupti_dropped=%llu refused_buffers=%llu",
+		   (unsigned long long)e->records, (unsigned long long)e->bad_time,
+		   (unsigned long long)e->cupti_dropped, (unsigned long long)e->refused_buffers);
+		break;
+	}
 	case LS_REC_PROC_INFO: {
 		const struct ls_rec_proc_info *e = (const void *)rec;
 		char exe[257], cmd[512];

@@ -18,6 +18,7 @@
 #include "net.skel.h"
 #include "sock.skel.h"
 #include "engine.skel.h"
+#include "gpu.skel.h"
 
 struct tp {
 	const char *name;
@@ -37,6 +38,10 @@ struct ls_bpf {
 	struct bpf_link *engine_links[64];
 	int nengine_links;
 	char engine_paths[1024];
+	struct gpu_bpf *gpu;
+	struct bpf_link *gpu_links[160];
+	int ngpu_links;
+	char cuda_paths[1024];
 	struct bpf_link *sock_links[32];
 	int nsock_links;
 	struct ring_buffer *rb;
@@ -196,6 +201,82 @@ static void start_engine(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 		b->sources |= LS_SRC_ENGINE;
 }
 
+/* The libcuda uprobe fallback: each program pair on each symbol name the
+ * driver exports for it (versioned and plain). */
+static void start_gpu_uprobes(struct ls_bpf *b, const struct ls_bpf_opts *opts)
+{
+	const struct {
+		struct bpf_program *enter, *exit;
+		const char *syms[3];
+	} fns[] = {
+		{b->gpu->progs.cuMemcpyHtoD_enter, b->gpu->progs.cuMemcpyHtoD_exit,
+		 {"cuMemcpyHtoD_v2", "cuMemcpyHtoD"}},
+		{b->gpu->progs.cuMemcpyDtoH_enter, b->gpu->progs.cuMemcpyDtoH_exit,
+		 {"cuMemcpyDtoH_v2", "cuMemcpyDtoH"}},
+		{b->gpu->progs.cuMemcpyHtoDAsync_enter, b->gpu->progs.cuMemcpyHtoDAsync_exit,
+		 {"cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync"}},
+		{b->gpu->progs.cuMemcpyDtoHAsync_enter, b->gpu->progs.cuMemcpyDtoHAsync_exit,
+		 {"cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync"}},
+		{b->gpu->progs.cuLaunchKernel_enter, b->gpu->progs.cuLaunchKernel_exit,
+		 {"cuLaunchKernel"}},
+		{b->gpu->progs.cuLaunchKernelEx_enter, b->gpu->progs.cuLaunchKernelEx_exit,
+		 {"cuLaunchKernelEx"}},
+		{b->gpu->progs.cuGraphLaunch_enter, b->gpu->progs.cuGraphLaunch_exit,
+		 {"cuGraphLaunch"}},
+		{b->gpu->progs.cuStreamSynchronize_enter, b->gpu->progs.cuStreamSynchronize_exit,
+		 {"cuStreamSynchronize"}},
+		{b->gpu->progs.cuCtxSynchronize_enter, b->gpu->progs.cuCtxSynchronize_exit,
+		 {"cuCtxSynchronize_v2", "cuCtxSynchronize"}},
+		{b->gpu->progs.cuEventSynchronize_enter, b->gpu->progs.cuEventSynchronize_exit,
+		 {"cuEventSynchronize"}},
+	};
+	const int maxl = (int)(sizeof(b->gpu_links) / sizeof(b->gpu_links[0]));
+	size_t off = 0;
+	int e;
+
+	if (!opts->ncuda_paths)
+		return;
+	e = gpu_bpf__load(b->gpu);
+	if (e) {
+		snprintf(b->missing + strlen(b->missing), sizeof(b->missing) - strlen(b->missing),
+			 "%slibcuda uprobes (load: %s)", b->missing[0] ? ", " : "", strerror(-e));
+		return;
+	}
+	for (int p = 0; p < opts->ncuda_paths; p++) {
+		int attached = 0;
+
+		for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
+			for (int k = 0; k < 3 && fns[f].syms[k] && b->ngpu_links + 2 <= maxl; k++) {
+				LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = fns[f].syms[k]);
+				LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = fns[f].syms[k],
+					    .retprobe = true);
+				struct bpf_link *l1 = bpf_program__attach_uprobe_opts(
+					fns[f].enter, -1, opts->cuda_paths[p], 0, &in);
+				struct bpf_link *l2 = l1 ? bpf_program__attach_uprobe_opts(
+								   fns[f].exit, -1, opts->cuda_paths[p], 0, &out)
+							 : NULL;
+				if (!l1 || !l2) {
+					bpf_link__destroy(l1);
+					continue;
+				}
+				b->gpu_links[b->ngpu_links++] = l1;
+				b->gpu_links[b->ngpu_links++] = l2;
+				attached++;
+			}
+		}
+		if (attached && off < sizeof(b->cuda_paths))
+			off += snprintf(b->cuda_paths + off, sizeof(b->cuda_paths) - off, "%s%s",
+					off ? ", " : "", opts->cuda_paths[p]);
+	}
+	if (b->ngpu_links)
+		b->sources |= LS_SRC_GPU_UPROBE;
+}
+
+const char *ls_bpf_cuda_paths(const struct ls_bpf *b)
+{
+	return b->cuda_paths;
+}
+
 const char *ls_bpf_engine_paths(const struct ls_bpf *b)
 {
 	return b->engine_paths;
@@ -219,7 +300,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	b->net = net_bpf__open();
 	b->sock = sock_bpf__open();
 	b->engine = engine_bpf__open();
-	if (!b->sched || !b->net || !b->sock || !b->engine) {
+	b->gpu = gpu_bpf__open();
+	if (!b->sched || !b->net || !b->sock || !b->engine || !b->gpu) {
 		e = -errno;
 		snprintf(err, errlen, "opening BPF objects: %s", strerror(errno));
 		goto fail;
@@ -235,6 +317,9 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	b->engine->rodata->track_all = opts->track_all;
 	b->engine->rodata->self_tgid = getpid();
 	b->engine->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
+	b->gpu->rodata->track_all = opts->track_all;
+	b->gpu->rodata->self_tgid = getpid();
+	b->gpu->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(b->sched->maps.events, opts->ringbuf_bytes);
 	table(b);
 	e = choose_programs(b, err, errlen);
@@ -248,7 +333,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	}
 	if ((e = share_maps(b->net->obj, b->sched->obj)) ||
 	    (e = share_maps(b->sock->obj, b->sched->obj)) ||
-	    (e = share_maps(b->engine->obj, b->sched->obj))) {
+	    (e = share_maps(b->engine->obj, b->sched->obj)) ||
+	    (e = share_maps(b->gpu->obj, b->sched->obj))) {
 		snprintf(err, errlen, "sharing BPF maps: %s", strerror(-e));
 		goto fail;
 	}
@@ -278,6 +364,7 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	if (!opts->no_sock)
 		start_sock(b);
 	start_engine(b, opts);
+	start_gpu_uprobes(b, opts);
 	b->rb = ring_buffer__new(bpf_map__fd(b->sched->maps.events), opts->on_record, opts->ctx,
 				 NULL);
 	if (!b->rb) {
@@ -367,6 +454,9 @@ void ls_bpf_stop(struct ls_bpf *b)
 		bpf_link__destroy(b->sock_links[i]);
 	for (int i = 0; i < b->nengine_links; i++)
 		bpf_link__destroy(b->engine_links[i]);
+	for (int i = 0; i < b->ngpu_links; i++)
+		bpf_link__destroy(b->gpu_links[i]);
+	gpu_bpf__destroy(b->gpu);
 	engine_bpf__destroy(b->engine);
 	sock_bpf__destroy(b->sock);
 	net_bpf__destroy(b->net);

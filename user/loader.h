@@ -23,6 +23,9 @@ struct ls_bpf_opts {
 	 * include engine.h); probes attach in every process that maps them. */
 	const char *engine_paths[8];
 	int nengine_paths;
+	/* libcuda files for the uprobe fallback (processes without the shim). */
+	const char *cuda_paths[4];
+	int ncuda_paths;
 	ring_buffer_sample_fn on_record;
 	void *ctx;
 };
@@ -33,6 +36,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 unsigned long long ls_bpf_sources(const struct ls_bpf *b);
 /* Where the engine probes got attached: ", "-separated paths, or "". */
 const char *ls_bpf_engine_paths(const struct ls_bpf *b);
+/* libcuda files the uprobe fallback attached to: ", "-separated, or "". */
+const char *ls_bpf_cuda_paths(const struct ls_bpf *b);
 /* A line naming optional sources that could not be attached, or "". */
 const char *ls_bpf_missing(const struct ls_bpf *b);
 int ls_bpf_track_pid(struct ls_bpf *b, pid_t pid);

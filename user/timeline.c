@@ -56,6 +56,8 @@ struct ls_timeline {
 	uint32_t *group;
 	size_t n_group, cap_group;
 	struct ls_spans layers[LS_L_N];
+	struct ls_spans uprobe_layers[LS_L_N]; /* used only without device records */
+	struct ls_gpu_summary sum;
 	struct ls_spans busy;
 	unsigned gpu_sources;
 	bool saw_sched;
@@ -194,10 +196,26 @@ static void on_wakeup(struct ls_timeline *tl, const struct ls_ev_sched_wakeup *e
 		t->runnable_since = e->h.ts;
 }
 
+static void gpu_stats_add(struct ls_timeline *tl, const struct ls_ev_gpu *e);
+
 static void on_gpu(struct ls_timeline *tl, const struct ls_ev_gpu *e)
 {
 	enum ls_layer l;
+	bool uprobe = e->source == LS_GPU_SRC_UPROBE;
 
+	if (e->source < 8)
+		tl->gpu_sources |= 1u << e->source;
+	if (tl->track_all)
+		group_add(tl, e->h.pid);
+	gpu_stats_add(tl, e);
+	if (e->flags & LS_GPU_F_HOST_SIDE)
+		return; /* an enqueue, not device time */
+	if (uprobe && e->kind == LS_GPU_SYNC) {
+		/* Host-side only: a thread blocked in a synchronize waited for
+		 * GPU work it queued; counted as compute (gpu: uprobe). */
+		ls_spans_add(&tl->uprobe_layers[LS_L_KERNEL], e->start_ns, e->end_ns);
+		return;
+	}
 	switch (e->kind) {
 	case LS_GPU_KERNEL:
 		l = e->flags & LS_GPU_F_COMM ? LS_L_COMM : LS_L_KERNEL;
@@ -212,11 +230,7 @@ static void on_gpu(struct ls_timeline *tl, const struct ls_ev_gpu *e)
 	default:
 		return; /* sync: the CPU waiting, not the device working */
 	}
-	if (e->source < 8)
-		tl->gpu_sources |= 1u << e->source;
-	ls_spans_add(&tl->layers[l], e->start_ns, e->end_ns);
-	if (tl->track_all)
-		group_add(tl, e->h.pid);
+	ls_spans_add(uprobe ? &tl->uprobe_layers[l] : &tl->layers[l], e->start_ns, e->end_ns);
 }
 
 void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec)
@@ -353,8 +367,15 @@ void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, s
 	for (size_t i = 0; i < tl->n_runnable; i++)
 		if (in_group(tl, tl->runnable[i].tgid))
 			ls_spans_add(&tl->layers[LS_L_RUNNABLE], tl->runnable[i].b, tl->runnable[i].e);
-	for (int l = 0; l < LS_L_N; l++)
+	/* Host-side uprobe intervals only when no device timings exist. */
+	bool device = tl->gpu_sources & ((1u << LS_GPU_SRC_CUPTI) | (1u << LS_GPU_SRC_SIMULATED));
+	for (int l = 0; l < LS_L_N; l++) {
+		for (size_t i = 0; !device && i < tl->uprobe_layers[l].n; i++)
+			ls_spans_add(&tl->layers[l], tl->uprobe_layers[l].v[i].b,
+				     tl->uprobe_layers[l].v[i].e);
+		ls_spans_free(&tl->uprobe_layers[l]);
 		ls_spans_normalise(&tl->layers[l]);
+	}
 	/* GPU busy periods, for inferring T_sched */
 	for (int l = LS_L_KERNEL; l <= LS_L_XFER_OTHER; l++)
 		for (size_t i = 0; i < tl->layers[l].n; i++)
@@ -373,6 +394,48 @@ const struct ls_spans *ls_timeline_layer(const struct ls_timeline *tl, enum ls_l
 bool ls_timeline_has_gpu(const struct ls_timeline *tl)
 {
 	return tl->gpu_sources != 0;
+}
+
+/* Per-device busy time and top kernels/copies, for the report. */
+static void gpu_stats_add(struct ls_timeline *tl, const struct ls_ev_gpu *e)
+{
+	struct ls_gpu_summary *s = &tl->sum;
+	uint64_t d = e->end_ns > e->start_ns ? e->end_ns - e->start_ns : 0;
+	size_t i;
+
+	if (e->flags & LS_GPU_F_HOST_SIDE)
+		return;
+	if (e->device < LS_GPU_MAX_DEV && e->kind != LS_GPU_SYNC) {
+		s->dev_busy_ns[e->device] += d;
+		if (e->device + 1 > s->ndev)
+			s->ndev = e->device + 1;
+	}
+	if (e->kind == LS_GPU_MEMCPY && (e->flags & LS_GPU_F_PAGEABLE))
+		s->pageable_copies++;
+	if (e->kind == LS_GPU_MEMCPY) {
+		s->copy_ns[e->copy_kind & 3] += d;
+		s->copy_bytes[e->copy_kind & 3] += e->bytes;
+		s->copies[e->copy_kind & 3]++;
+	}
+	if (e->kind != LS_GPU_KERNEL)
+		return;
+	for (i = 0; i < s->nnames; i++)
+		if (!strncmp(s->names[i].name, e->name, sizeof(e->name)))
+			break;
+	if (i == s->nnames) {
+		if (s->nnames == LS_GPU_MAX_NAMES)
+			return; /* counted in the total below */
+		memcpy(s->names[i].name, e->name, sizeof(e->name));
+		s->names[i].name[sizeof(e->name) - 1] = '\0';
+		s->nnames++;
+	}
+	s->names[i].ns += d;
+	s->names[i].count++;
+}
+
+const struct ls_gpu_summary *ls_timeline_gpu_summary(const struct ls_timeline *tl)
+{
+	return &tl->sum;
 }
 
 const char *ls_timeline_gpu_source(const struct ls_timeline *tl)
@@ -523,8 +586,10 @@ void ls_timeline_free(struct ls_timeline *tl)
 	free(tl->oncpu);
 	free(tl->runnable);
 	free(tl->group);
-	for (int l = 0; l < LS_L_N; l++)
+	for (int l = 0; l < LS_L_N; l++) {
 		ls_spans_free(&tl->layers[l]);
+		ls_spans_free(&tl->uprobe_layers[l]);
+	}
 	ls_spans_free(&tl->busy);
 	free(tl->ev);
 	free(tl->ereq);

@@ -35,6 +35,23 @@ enum ls_layer {
 
 struct ls_timeline;
 
+#define LS_GPU_MAX_DEV 16
+#define LS_GPU_MAX_NAMES 256
+
+/* GPU facts for the report: busy time per device, kernels by name, copies
+ * by direction (index: enum ls_gpu_copy), pageable copies. */
+struct ls_gpu_summary {
+	uint64_t dev_busy_ns[LS_GPU_MAX_DEV];
+	uint32_t ndev;
+	struct {
+		char name[64];
+		uint64_t ns, count;
+	} names[LS_GPU_MAX_NAMES];
+	size_t nnames;
+	uint64_t copy_ns[4], copy_bytes[4], copies[4];
+	uint64_t pageable_copies;
+};
+
 struct ls_timeline *ls_timeline_new(bool track_all);
 void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec);
 /* After the last record: closes open intervals, merges layers. */
@@ -45,6 +62,7 @@ void ls_timeline_free(struct ls_timeline *tl);
 const struct ls_spans *ls_timeline_layer(const struct ls_timeline *tl, enum ls_layer l);
 /* What the capture holds: GPU records (and their source), engine events. */
 bool ls_timeline_has_gpu(const struct ls_timeline *tl);
+const struct ls_gpu_summary *ls_timeline_gpu_summary(const struct ls_timeline *tl);
 const char *ls_timeline_gpu_source(const struct ls_timeline *tl);
 bool ls_timeline_has_engine(const struct ls_timeline *tl);
 bool ls_timeline_has_sched(const struct ls_timeline *tl);

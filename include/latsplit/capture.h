@@ -39,6 +39,7 @@ enum ls_source {
 	LS_SRC_TCP_DESTROY = 1ull << 7,
 	LS_SRC_SOCK_IO = 1ull << 8,  /* syscall tracepoints on tracked sockets */
 	LS_SRC_ENGINE = 1ull << 9,   /* engine-event USDT probes attached */
+	LS_SRC_GPU_UPROBE = 1ull << 10, /* libcuda uprobes attached */
 	LS_SRC_ATTACH_TP_BTF = 1ull << 62, /* tp_btf used (else raw_tp) */
 };
 

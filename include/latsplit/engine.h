@@ -20,7 +20,11 @@
 #ifndef LATSPLIT_ENGINE_H
 #define LATSPLIT_ENGINE_H
 
+#ifdef __VMLINUX_H__ /* BPF programs: vmlinux.h has the fixed-width types */
+#define LATSPLIT_ENGINE_NO_PROBES
+#else
 #include <stdint.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +41,7 @@ enum ls_gpu_copy { LS_COPY_OTHER = 0, LS_COPY_H2D = 1, LS_COPY_D2H = 2, LS_COPY_
 enum ls_gpu_source { LS_GPU_SRC_SIMULATED = 1, LS_GPU_SRC_CUPTI = 2, LS_GPU_SRC_UPROBE = 3 };
 #define LS_GPU_F_COMM 1     /* a collective (NCCL-style): compute.comm */
 #define LS_GPU_F_PAGEABLE 2 /* memcpy from/to pageable host memory */
+#define LS_GPU_F_HOST_SIDE 4 /* uprobe: a launch or async enqueue, not device time */
 
 struct ls_gpu_record {
 	uint64_t start_ns;
@@ -56,6 +61,7 @@ struct ls_gpu_record {
 /* Request status at finish. */
 enum ls_engine_status { LS_ENGINE_OK = 0, LS_ENGINE_ABORTED = 1, LS_ENGINE_ERROR = 2 };
 
+#ifndef __VMLINUX_H__
 /* The library's functions (liblatsplit-engine.so). */
 void latsplit_request_arrived(uint64_t req_id, const char *x_request_id);
 void latsplit_request_queued(uint64_t req_id, uint32_t prompt_tokens);
@@ -69,6 +75,7 @@ void latsplit_gpu_emit(const struct ls_gpu_record *recs, uint32_t n);
 /* 1 when an agent is attached to any probe (cheap; lets callers skip
  * preparing records nobody reads). */
 int latsplit_engine_attached(void);
+#endif
 
 #ifdef __cplusplus
 }
@@ -81,7 +88,8 @@ int latsplit_engine_attached(void);
 
 #define LATSPLIT_PROBES(X)                                                                  \
 	X(request_arrived) X(request_queued) X(request_scheduled) X(first_token)            \
-	X(request_preempted) X(request_resumed) X(request_finished) X(gpu_activity)
+	X(request_preempted) X(request_resumed) X(request_finished) X(gpu_activity)         \
+	X(gpu_launch) X(gpu_stats)
 
 #ifdef LATSPLIT_ENGINE_DEFINE_SEMAPHORES
 #define LATSPLIT_SEMA(name)                                                                 \
@@ -136,6 +144,22 @@ LATSPLIT_PROBES(LATSPLIT_SEMA)
 	do {                                                                                \
 		if (LATSPLIT_ENABLED(gpu_activity))                                         \
 			STAP_PROBE1(latsplit, gpu_activity, (rec_ptr));                     \
+	} while (0)
+/* A kernel launch on this thread (the CUPTI shim fires it at the API call):
+ * the agent can take the CPU stack and join it to the kernel record. */
+#define LATSPLIT_GPU_LAUNCH(correlation)                                                    \
+	do {                                                                                \
+		if (LATSPLIT_ENABLED(gpu_launch))                                           \
+			STAP_PROBE1(latsplit, gpu_launch, (uint32_t)(correlation));         \
+	} while (0)
+/* Cumulative shim counters: records handed over, dropped for bad
+ * timestamps, dropped by CUPTI, buffers refused for the memory bound. */
+#define LATSPLIT_GPU_STATS(records, bad_time, cupti_dropped, refused)                       \
+	do {                                                                                \
+		if (LATSPLIT_ENABLED(gpu_stats))                                            \
+			STAP_PROBE4(latsplit, gpu_stats, (uint64_t)(records),               \
+				    (uint64_t)(bad_time), (uint64_t)(cupti_dropped),        \
+				    (uint64_t)(refused));                                   \
 	} while (0)
 #endif /* LATSPLIT_ENGINE_NO_PROBES */
 

@@ -40,6 +40,8 @@ enum ls_type {
 	LS_EV_SOCK_CLOSE = 14,
 	LS_EV_ENGINE = 15,
 	LS_EV_GPU = 16,
+	LS_EV_GPU_LAUNCH = 17,
+	LS_EV_GPU_STATS = 18,
 	LS_EV_KERNEL_MAX,
 
 	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
@@ -262,6 +264,22 @@ struct ls_ev_gpu {
 	__u32 correlation;
 	__u32 pad;
 	char name[64];
+};
+
+/* A kernel launch API call (pid/tid: the launching thread). */
+struct ls_ev_gpu_launch {
+	struct ls_hdr h;
+	__u32 correlation;
+	__u32 pad;
+};
+
+/* The CUPTI shim's cumulative counters (a drop is never silent). */
+struct ls_ev_gpu_stats {
+	struct ls_hdr h;
+	__u64 records;
+	__u64 bad_time;
+	__u64 cupti_dropped;
+	__u64 refused_buffers;
 };
 
 /* ---- side records written by user space ---- */
