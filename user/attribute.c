@@ -242,7 +242,8 @@ void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		sched_mark = join->t_sched;
 		s->engine_source = "events";
 	} else if (tl && r->t_first) {
-		sched_mark = r->streaming ? ls_timeline_infer_sched(tl, r->t_read, r->t_first)
+		sched_mark = r->streaming ? ls_timeline_infer_sched(tl, r->t_read, r->t_first,
+								    r->first_tid)
 					  : ls_timeline_next_boundary(tl, r->t_read);
 		if (sched_mark)
 			s->engine_source = "inferred";

@@ -86,6 +86,7 @@ struct conn {
 
 	/* the I/O syscall being fed to a parser */
 	uint64_t io_ts;
+	uint32_t io_tid;
 	uint64_t io_blocked;
 	bool io_blocked_taken;
 
@@ -327,8 +328,10 @@ static void tx_body_start(void *ctx)
 	struct conn *cn = ctx;
 	struct ls_request *r = tx_req(cn);
 
-	if (r && !r->streaming && !r->t_first)
+	if (r && !r->streaming && !r->t_first) {
 		r->t_first = cn->io_ts;
+		r->first_tid = cn->io_tid;
+	}
 }
 
 static void tx_event(void *ctx, bool done)
@@ -338,8 +341,10 @@ static void tx_event(void *ctx, bool done)
 
 	if (!r || done)
 		return;
-	if (!r->tokens && r->streaming)
+	if (!r->tokens && r->streaming) {
 		r->t_first = cn->io_ts;
+		r->first_tid = cn->io_tid;
+	}
 	if (r->last_token_ts && cn->io_ts - r->last_token_ts > r->max_gap_ns) {
 		r->max_gap_ns = cn->io_ts - r->last_token_ts;
 		r->gap_b = r->last_token_ts;
@@ -483,6 +488,7 @@ static void on_io(struct ls_corr *c, struct conn *cn, const struct ls_ev_sock_io
 	}
 	cn->pid = e->h.pid;
 	cn->io_ts = e->h.ts;
+	cn->io_tid = e->h.tid;
 	if (e->dir == LS_IO_IN) {
 		if (!e->bytes) {
 			cn->peer_eof = true;

@@ -61,6 +61,7 @@ struct ls_request {
 	uint64_t (*blocked)[2];
 	uint32_t nblocked, capblocked;
 	uint64_t gap_b, gap_e; /* the largest gap between token writes */
+	uint32_t first_tid;    /* the thread that wrote the first token */
 
 	/* stream offsets (internal; kept for tests and debugging) */
 	uint64_t in_begin, in_end, out_begin, out_end;

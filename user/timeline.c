@@ -22,7 +22,7 @@
 
 struct tspan {
 	uint64_t b, e;
-	uint32_t tgid;
+	uint32_t tgid, tid;
 };
 
 struct thread {
@@ -59,6 +59,11 @@ struct ls_timeline {
 	struct ls_spans uprobe_layers[LS_L_N]; /* used only without device records */
 	struct ls_gpu_summary sum;
 	struct ls_spans busy;
+	/* The thread that drives the GPU (most GPU records or launches), and
+	 * its on-CPU spans: when it can run, the engine can schedule. */
+	uint32_t launcher_tid[8];
+	uint64_t launcher_n[8];
+	struct ls_spans launcher_oncpu;
 	unsigned gpu_sources;
 	bool saw_sched;
 	struct eng_ev *ev;
@@ -146,12 +151,12 @@ static struct thread *thread_get(struct ls_timeline *tl, uint32_t tid, uint32_t 
 }
 
 static void push_tspan(struct tspan **v, size_t *n, size_t *cap, uint64_t b, uint64_t e,
-		       uint32_t tgid)
+		       uint32_t tgid, uint32_t tid)
 {
 	if (e <= b)
 		return;
 	GROW(*v, *n, *cap);
-	(*v)[(*n)++] = (struct tspan){b, e, tgid};
+	(*v)[(*n)++] = (struct tspan){b, e, tgid, tid};
 }
 
 static void group_add(struct ls_timeline *tl, uint32_t tgid)
@@ -170,7 +175,8 @@ static void on_switch(struct ls_timeline *tl, const struct ls_ev_sched_switch *e
 	if (e->h.tid) {
 		struct thread *p = thread_get(tl, e->h.tid, e->h.pid);
 		if (p->on_since)
-			push_tspan(&tl->oncpu, &tl->n_oncpu, &tl->cap_oncpu, p->on_since, ts, p->tgid);
+			push_tspan(&tl->oncpu, &tl->n_oncpu, &tl->cap_oncpu, p->on_since, ts, p->tgid,
+				   p->tid);
 		p->on_since = 0;
 		if (e->prev_state == 0) /* preempted: still runnable */
 			p->runnable_since = ts;
@@ -179,7 +185,7 @@ static void on_switch(struct ls_timeline *tl, const struct ls_ev_sched_switch *e
 		struct thread *n = thread_get(tl, e->next_tid, e->next_pid);
 		if (n->runnable_since)
 			push_tspan(&tl->runnable, &tl->n_runnable, &tl->cap_runnable,
-				   n->runnable_since, ts, n->tgid);
+				   n->runnable_since, ts, n->tgid, n->tid);
 		n->runnable_since = 0;
 		n->on_since = ts;
 	}
@@ -198,6 +204,23 @@ static void on_wakeup(struct ls_timeline *tl, const struct ls_ev_sched_wakeup *e
 
 static void gpu_stats_add(struct ls_timeline *tl, const struct ls_ev_gpu *e);
 
+/* Counts a thread that hands work to the GPU (a small table of candidates). */
+static void count_launcher(struct ls_timeline *tl, uint32_t tid)
+{
+	int i, min = 0;
+
+	for (i = 0; i < 8; i++) {
+		if (tl->launcher_tid[i] == tid) {
+			tl->launcher_n[i]++;
+			return;
+		}
+		if (tl->launcher_n[i] < tl->launcher_n[min])
+			min = i;
+	}
+	tl->launcher_tid[min] = tid;
+	tl->launcher_n[min] = 1;
+}
+
 static void on_gpu(struct ls_timeline *tl, const struct ls_ev_gpu *e)
 {
 	enum ls_layer l;
@@ -208,6 +231,8 @@ static void on_gpu(struct ls_timeline *tl, const struct ls_ev_gpu *e)
 	if (tl->track_all)
 		group_add(tl, e->h.pid);
 	gpu_stats_add(tl, e);
+	if (e->source == LS_GPU_SRC_SIMULATED || e->source == LS_GPU_SRC_UPROBE)
+		count_launcher(tl, e->h.tid);
 	if (e->flags & LS_GPU_F_HOST_SIDE)
 		return; /* an enqueue, not device time */
 	if (uprobe && e->kind == LS_GPU_SYNC) {
@@ -245,6 +270,9 @@ void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec)
 		break;
 	case LS_EV_GPU:
 		on_gpu(tl, (const void *)rec);
+		break;
+	case LS_EV_GPU_LAUNCH:
+		count_launcher(tl, rec->tid);
 		break;
 	case LS_EV_ENGINE: {
 		const struct ls_ev_engine *e = (const void *)rec;
@@ -367,6 +395,14 @@ void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, s
 	for (size_t i = 0; i < tl->n_runnable; i++)
 		if (in_group(tl, tl->runnable[i].tgid))
 			ls_spans_add(&tl->layers[LS_L_RUNNABLE], tl->runnable[i].b, tl->runnable[i].e);
+	int best = 0;
+	for (int i = 1; i < 8; i++)
+		if (tl->launcher_n[i] > tl->launcher_n[best])
+			best = i;
+	for (size_t i = 0; tl->launcher_n[best] && i < tl->n_oncpu; i++)
+		if (tl->oncpu[i].tid == tl->launcher_tid[best])
+			ls_spans_add(&tl->launcher_oncpu, tl->oncpu[i].b, tl->oncpu[i].e);
+	ls_spans_normalise(&tl->launcher_oncpu);
 	/* Host-side uprobe intervals only when no device timings exist. */
 	bool device = tl->gpu_sources & ((1u << LS_GPU_SRC_CUPTI) | (1u << LS_GPU_SRC_SIMULATED));
 	for (int l = 0; l < LS_L_N; l++) {
@@ -541,12 +577,35 @@ static size_t seek_end(const struct ls_spans *s, uint64_t t)
 	return lo;
 }
 
-uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first)
+/* When thread tid became runnable for the run that includes t (its last
+ * wakeup at or before t); t itself if unknown. Runnable spans are sorted by
+ * their end (they are pushed at switch-in, in time order). */
+static uint64_t woken_before(const struct ls_timeline *tl, uint32_t tid, uint64_t t)
+{
+	size_t lo = 0, hi = tl->n_runnable;
+
+	while (lo < hi) { /* last span ending at or before t */
+		size_t mid = (lo + hi) / 2;
+		if (tl->runnable[mid].e <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && t - tl->runnable[i].e < 100000000ull;)
+		if (tl->runnable[i].tid == tid)
+			return tl->runnable[i].b;
+	return t;
+}
+
+uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first,
+				 uint32_t first_tid)
 {
 	size_t lo = 0, hi = tl->busy.n;
 
 	if (!t_first || !tl->busy.n)
 		return 0;
+	if (first_tid)
+		t_first = woken_before(tl, first_tid, t_first);
 	while (lo < hi) { /* first busy period ending after t_first */
 		size_t mid = (lo + hi) / 2;
 		if (tl->busy.v[mid].e <= t_first)
@@ -560,9 +619,16 @@ uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, 
 	if (s->e < t_read)
 		return 0;
 	/* The step began when the previous one ended: continuous batching
-	 * admits at step boundaries, before the step's host work. */
+	 * admits at step boundaries, before the step's host work — once the
+	 * thread driving the GPU gets a CPU to run its scheduler. */
 	uint64_t prev_end = lo >= 2 ? tl->busy.v[lo - 2].e : 0;
 	uint64_t t = prev_end > t_read ? prev_end : t_read;
+	const struct ls_spans *on = &tl->launcher_oncpu;
+	if (on->n) {
+		size_t k = seek_end(on, t);
+		if (k < on->n && on->v[k].b > t)
+			t = on->v[k].b; /* it was waiting for a CPU until then */
+	}
 	return t < s->b ? t : s->b;
 }
 
@@ -591,6 +657,7 @@ void ls_timeline_free(struct ls_timeline *tl)
 		ls_spans_free(&tl->uprobe_layers[l]);
 	}
 	ls_spans_free(&tl->busy);
+	ls_spans_free(&tl->launcher_oncpu);
 	free(tl->ev);
 	free(tl->ereq);
 	free(tl);

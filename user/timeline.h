@@ -85,8 +85,11 @@ void ls_timeline_join(struct ls_timeline *tl, const struct ls_request *reqs, siz
  * period (spans less than 20 us apart merged) that ended last before
  * t_first; a continuous-batching engine admitted the request when the step
  * before it ended. So: the end of the previous busy period, but not before
- * t_read nor after the producing period's start. 0 without GPU data. */
-uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first);
+ * t_read nor after the producing period's start. 0 without GPU data.
+ * When the writing thread (first_tid) waited for a CPU before the write, the
+ * token was ready when it was woken: that time, not the write, is used. */
+uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first,
+				 uint32_t first_tid);
 /* For a non-streaming response the first write follows the last token, so
  * T_first says nothing about scheduling: assume the next step boundary at or
  * after t_read (the end of the busy period t_read falls in, else t_read). */

@@ -11,6 +11,7 @@ PORT=18484
 # scenario NAME EXPECT MODE [--netlab] ENGINE_ARGS... -- LOADGEN_ARGS...
 scenario() {
   local name=$1 expect=$2 mode=$3 extra=; shift 3
+  [[ $name == contention ]] && extra=STARVED
   local eargs=() largs=() host=127.0.0.1 ns_srv=() ns_cli=()
   if [[ $1 == --netlab ]]; then
     shift; host=$SRV_IP; ns_srv=(ip netns exec "$SRV_NS"); ns_cli=(ip netns exec "$CLI_NS")
