@@ -18,6 +18,10 @@
  *   own drop counts polled; counters go to the agent (gpu_stats probe).
  * - Never aborts the host process: every CUPTI error turns the shim off.
  *   One line on stderr when it loads, nothing else.
+ * - Diagnostics (tools/gpu-check.sh): LATSPLIT_CUPTI_SUMMARY=FILE collects
+ *   even with no agent attached and writes totals (kernels, copies, drops) as
+ *   JSON to FILE at exit, to compare with other profilers and to measure the
+ *   collection cost on its own.
  */
 #include <stdbool.h>
 #include <pthread.h>
@@ -40,6 +44,9 @@
 
 static struct {
 	atomic_ullong records, bad_time, cupti_dropped, refused;
+	/* LATSPLIT_CUPTI_SUMMARY totals */
+	const char *summary_path;
+	atomic_ullong kernels, kernel_ns, copies, copy_bytes, copy_ns, pageable;
 	atomic_int outstanding;
 	atomic_bool stop;
 	bool enabled, broken, graph_trace;
@@ -57,6 +64,20 @@ static uint64_t CUPTIAPI monotonic_ns(void)
 
 static void emit(const struct ls_gpu_record *recs, uint32_t n)
 {
+	if (shim.summary_path) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t d = recs[i].end_ns - recs[i].start_ns;
+			if (recs[i].kind == LS_GPU_KERNEL) {
+				shim.kernels++;
+				shim.kernel_ns += d;
+			} else if (recs[i].kind == LS_GPU_MEMCPY) {
+				shim.copies++;
+				shim.copy_bytes += recs[i].bytes;
+				shim.copy_ns += d;
+				shim.pageable += !!(recs[i].flags & LS_GPU_F_PAGEABLE);
+			}
+		}
+	}
 	if (!LATSPLIT_ENABLED(gpu_activity))
 		return;
 	for (uint32_t i = 0; i < n; i++)
@@ -162,7 +183,7 @@ static void *control_main(void *arg)
 
 	(void)arg;
 	while (!shim.stop && !shim.broken) {
-		bool attached = LATSPLIT_ENABLED(gpu_activity);
+		bool attached = LATSPLIT_ENABLED(gpu_activity) || shim.summary_path;
 
 		if (attached != shim.enabled)
 			set_enabled(attached);
@@ -197,6 +218,21 @@ static void at_exit(void)
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		LATSPLIT_GPU_STATS(shim.records, shim.bad_time, shim.cupti_dropped, shim.refused);
 	}
+	if (shim.summary_path) {
+		FILE *f = fopen(shim.summary_path, "w");
+		if (f) {
+			fprintf(f,
+				"{\"kernels\":%llu,\"kernel_ns\":%llu,\"copies\":%llu,\"copy_bytes\":%llu,"
+				"\"copy_ns\":%llu,\"pageable_copies\":%llu,\"bad_time\":%llu,"
+				"\"cupti_dropped\":%llu,\"refused_buffers\":%llu}\n",
+				(unsigned long long)shim.kernels, (unsigned long long)shim.kernel_ns,
+				(unsigned long long)shim.copies, (unsigned long long)shim.copy_bytes,
+				(unsigned long long)shim.copy_ns, (unsigned long long)shim.pageable,
+				(unsigned long long)shim.bad_time, (unsigned long long)shim.cupti_dropped,
+				(unsigned long long)shim.refused);
+			fclose(f);
+		}
+	}
 }
 
 EXPORT int InitializeInjection(void)
@@ -204,6 +240,7 @@ EXPORT int InitializeInjection(void)
 	const char *g = getenv("LATSPLIT_CUPTI_GRAPH");
 
 	shim.graph_trace = g && !strcmp(g, "trace");
+	shim.summary_path = getenv("LATSPLIT_CUPTI_SUMMARY");
 	/* The clock first: every record must be on CLOCK_MONOTONIC. */
 	if (cuptiActivityRegisterTimestampCallback(monotonic_ns) != CUPTI_SUCCESS ||
 	    cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS) {
