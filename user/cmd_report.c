@@ -10,35 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attribute.h"
-#include "capture.h"
+#include "analysis.h"
 #include "cli.h"
-#include "order.h"
-#include "requests.h"
-#include "timeline.h"
 #include "verdict.h"
 
-#define REORDER_WINDOW_NS 2000000000ull
-
-struct req_set {
-	struct ls_request *v;
-	struct ls_split *split;      /* per request, after attribution */
-	struct ls_engine_join *join; /* per request */
-	size_t n, cap;
-};
-
-static void collect(void *ctx, const struct ls_request *r)
-{
-	struct req_set *s = ctx;
-
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 256;
-		s->v = realloc(s->v, s->cap * sizeof(*s->v));
-		if (!s->v)
-			abort();
-	}
-	s->v[s->n++] = *r;
-}
 
 static void json_u64(FILE *out, const char *name, uint64_t v, bool comma)
 {
@@ -216,7 +191,7 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void per_client(const struct req_set *rs)
+static void per_client(const struct ls_analysis *rs)
 {
 	struct client_stat *cs = calloc(rs->n ? rs->n : 1, sizeof(*cs));
 	size_t nc = 0;
@@ -306,7 +281,7 @@ static void gpu_summary(const struct ls_timeline *tl, uint64_t span_ns)
 }
 
 /* Sorting requests by the split: an index array over the set. */
-static const struct req_set *sort_set;
+static const struct ls_analysis *sort_set;
 static bool sort_ttft;
 
 static int by_slowest(const void *a, const void *b)
@@ -320,7 +295,7 @@ static int by_slowest(const void *a, const void *b)
 	return tx < ty ? 1 : tx > ty ? -1 : 0;
 }
 
-static void print_text(const char *path, struct ls_reader *rd, struct req_set *rs,
+static void print_text(const char *path, struct ls_reader *rd, struct ls_analysis *rs,
 		       const struct ls_corr_stats *cst, const struct ls_timeline *tl, size_t top,
 		       bool ttft, __u64 drops, __u64 span_ns)
 {
@@ -464,14 +439,8 @@ int cmd_report(int argc, char **argv)
 	const char *path = "latsplit.data";
 	bool json = false, csv = false, ttft = false;
 	unsigned long top = 10;
-	struct req_set rs = {0};
-	struct ls_reader *rd;
-	struct ls_order *ord;
-	struct ls_corr *corr;
-	struct ls_timeline *tl;
-	const struct ls_hdr *rec;
+	struct ls_analysis rs;
 	char err[512];
-	__u64 drops = 0, first_ts = 0, last_ts = 0;
 	int opt;
 
 	optind = 1;
@@ -510,49 +479,10 @@ int cmd_report(int argc, char **argv)
 		ls_err("report", "unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (ls_reader_open(&rd, path, err, sizeof(err)) < 0) {
+	if (ls_analysis_run(&rs, path, err, sizeof(err))) {
 		ls_err("report", "%s", err);
 		return 1;
 	}
-	ord = ls_order_new(REORDER_WINDOW_NS);
-	corr = ls_corr_new(collect, &rs);
-	tl = ls_timeline_new(ls_reader_header(rd)->track_all);
-	if (!ord || !corr || !tl) {
-		ls_err("report", "out of memory");
-		return 1;
-	}
-	for (;;) {
-		int more = ls_reader_next(rd, &rec);
-
-		if (more == 1 && ls_order_push(ord, rec)) {
-			ls_err("report", "out of memory");
-			break;
-		}
-		while ((rec = ls_order_pop(ord, more != 1))) {
-			if (rec->type == LS_REC_DROPS)
-				drops = ((const struct ls_rec_drops *)rec)->total;
-			if (rec->type < LS_EV_KERNEL_MAX) {
-				if (!first_ts)
-					first_ts = rec->ts;
-				last_ts = rec->ts;
-			}
-			ls_corr_add(corr, rec);
-			ls_timeline_add(tl, rec);
-		}
-		if (more != 1)
-			break;
-	}
-	ls_corr_finish(corr);
-	ls_timeline_finish(tl, rs.v, rs.n);
-	rs.split = calloc(rs.n ? rs.n : 1, sizeof(*rs.split));
-	rs.join = calloc(rs.n ? rs.n : 1, sizeof(*rs.join));
-	if (!rs.split || !rs.join) {
-		ls_err("report", "out of memory");
-		return 1;
-	}
-	ls_timeline_join(tl, rs.v, rs.n, rs.join);
-	for (size_t i = 0; i < rs.n; i++)
-		ls_attribute(&rs.v[i], tl, &rs.join[i], &rs.split[i]);
 	if (json) {
 		for (size_t i = 0; i < rs.n; i++)
 			print_json(stdout, &rs.v[i], &rs.split[i], &rs.join[i]);
@@ -561,25 +491,17 @@ int cmd_report(int argc, char **argv)
 		for (size_t i = 0; i < rs.n; i++)
 			print_csv(stdout, &rs.v[i], &rs.split[i]);
 	} else {
-		print_text(path, rd, &rs, ls_corr_stats(corr), tl, top, ttft, drops,
-			   last_ts - first_ts);
+		print_text(path, rs.rd, &rs, &rs.cst, rs.tl, top, ttft, rs.drops,
+			   rs.last_ts - rs.first_ts);
 	}
 	if (json || csv) {
-		ls_reader_loss_line(rd, err, sizeof(err));
+		ls_reader_loss_line(rs.rd, err, sizeof(err));
 		if (err[0])
 			fprintf(stderr, "latsplit report: %s: %s\n", path, err);
-		if (drops)
+		if (rs.drops)
 			fprintf(stderr, "latsplit report: %llu events were dropped while recording\n",
-				(unsigned long long)drops);
+				(unsigned long long)rs.drops);
 	}
-	ls_corr_free(corr);
-	ls_timeline_free(tl);
-	ls_order_free(ord);
-	ls_reader_close(rd);
-	for (size_t i = 0; i < rs.n; i++)
-		ls_request_release(&rs.v[i]);
-	free(rs.v);
-	free(rs.split);
-	free(rs.join);
+	ls_analysis_free(&rs);
 	return 0;
 }
