@@ -20,7 +20,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 AGENT_SRCS := $(wildcard user/*.c)
 AGENT_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(AGENT_SRCS))
 # What unit tests link: everything but the CLI and the BPF loader.
-LIB_SRCS := user/capture.c user/order.c user/format.c user/http.c user/requests.c user/attribute.c user/timeline.c user/verdict.c user/analysis.c
+LIB_SRCS := user/capture.c user/order.c user/format.c user/http.c user/requests.c user/attribute.c user/timeline.c user/verdict.c user/analysis.c user/flame.c
 LIB_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 
 UNIT_SRCS := $(filter-out tests/unit/test_cupti.c,$(wildcard tests/unit/test_*.c))

@@ -51,5 +51,8 @@ exact = [r for r in done if sum(r["components"].values()) == r["total_ns"]]
 print(f"== every request's network + queueing + transfer + compute + host + other == its latency: "
       f"{len(exact)}/{len(done)} exactly (integer ns)")
 PY
+build/latsplit flame --kind latency --svg -o "$OUT/latency.svg" "$OUT/latsplit.data"
+build/latsplit flame --kind gpu --svg -o "$OUT/gpu.svg" "$OUT/latsplit.data"
 echo "   files: $OUT/latsplit.data (capture) $OUT/requests.jsonl (one JSON record per request)"
+echo "          $OUT/latency.svg (the split as a flame graph) $OUT/gpu.svg (GPU time by kernel)"
 echo "          $OUT/report.txt $OUT/loadgen.jsonl (client side) $OUT/truth.jsonl (engine ground truth)"

@@ -15,6 +15,7 @@ int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
 
 /* "latsplit <cmd>: <message>\n" on stderr. */
 void ls_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -23,6 +23,7 @@ static const struct {
 	{"record", cmd_record, "capture scheduler and TCP events into a file"},
 	{"dump", cmd_dump, "print every event of a capture, one line each"},
 	{"report", cmd_report, "per-request latency split, summary and slowest requests"},
+	{"flame", cmd_flame, "flame graphs (latency split, GPU time), folded or SVG"},
 };
 
 void ls_err(const char *cmd, const char *fmt, ...)

@@ -95,3 +95,13 @@ print(("PASS" if ok else "FAIL") + f" gpu.uprobe_stub: {len(h2d)} H2D, {len(d2h)
 else
   skip "gpu.uprobe_stub: no stub libcuda at $STUB"
 fi
+
+# flame graphs of the shim + simulated capture: GPU time by kernel, and the
+# latency split as an SVG that parses as XML
+"$LS" flame --kind gpu "$T/shim.data" >"$T/gpu.folded"
+check "gpu.flame_gpu" grep -q ";gemm_kernel 1000000$" "$T/gpu.folded"
+"$LS" flame --kind latency --svg -o "$T/lat.svg" "$T/shim.data"
+python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); t = [x.firstChild.data for x in d.getElementsByTagName("title")]; sys.exit(0 if any(s.startswith("compute.kernel") for s in t) else 1)' "$T/lat.svg"
+check "gpu.flame_latency_svg" test $? -eq 0
+"$LS" flame --kind cpu "$T/shim.data" 2>"$T/cpu.err"; rc=$?
+check "gpu.flame_cpu_says_why" test $rc -eq 1

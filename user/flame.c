@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Flame graph tree, folded output and SVG renderer (see flame.h). Children
+ * are kept in insertion order and sorted by name on output, like
+ * flamegraph.pl, so output is stable. The SVG is plain: one <g> per frame
+ * with a <title> (name, weight, share) for hovering, and a small script for
+ * search (highlights matching frames and shows their share).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame.h"
+#include "grow.h"
+
+struct node {
+	char *name;
+	uint64_t self, total;
+	struct node **kids;
+	size_t nkids, capkids;
+};
+
+struct ls_flame {
+	struct node root;
+};
+
+struct ls_flame *ls_flame_new(void)
+{
+	struct ls_flame *f = calloc(1, sizeof(*f));
+
+	if (f)
+		f->root.name = strdup("all");
+	return f;
+}
+
+static char *clean(const char *s)
+{
+	char *c = strdup(s && s[0] ? s : "[unknown]");
+
+	for (char *p = c; c && *p; p++)
+		if (*p == ';' || *p == '\n' || *p == '\r')
+			*p = '_';
+	return c;
+}
+
+static struct node *child(struct node *n, const char *name)
+{
+	struct node *k;
+	char *c = clean(name);
+
+	for (size_t i = 0; i < n->nkids; i++)
+		if (!strcmp(n->kids[i]->name, c)) {
+			free(c);
+			return n->kids[i];
+		}
+	k = calloc(1, sizeof(*k));
+	if (!k || !c)
+		abort();
+	k->name = c;
+	GROW(n->kids, n->nkids, n->capkids);
+	n->kids[n->nkids++] = k;
+	return k;
+}
+
+void ls_flame_add(struct ls_flame *f, const char *const *frames, int n, uint64_t weight)
+{
+	struct node *cur = &f->root;
+
+	if (!weight)
+		return;
+	cur->total += weight;
+	for (int i = 0; i < n; i++) {
+		cur = child(cur, frames[i]);
+		cur->total += weight;
+	}
+	cur->self += weight;
+}
+
+uint64_t ls_flame_total(const struct ls_flame *f)
+{
+	return f->root.total;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(struct node *const *)a)->name, (*(struct node *const *)b)->name);
+}
+
+static void sort_tree(struct node *n)
+{
+	if (n->nkids > 1)
+		qsort(n->kids, n->nkids, sizeof(*n->kids), by_name);
+	for (size_t i = 0; i < n->nkids; i++)
+		sort_tree(n->kids[i]);
+}
+
+static void folded(const struct node *n, char *path, size_t len, size_t cap, FILE *out)
+{
+	size_t l = strlen(n->name);
+
+	if (len + l + 2 >= cap)
+		return;
+	if (len)
+		path[len++] = ';';
+	memcpy(path + len, n->name, l + 1);
+	len += l;
+	if (n->self)
+		fprintf(out, "%s %llu\n", path, (unsigned long long)n->self);
+	for (size_t i = 0; i < n->nkids; i++)
+		folded(n->kids[i], path, len, cap, out);
+}
+
+void ls_flame_folded(const struct ls_flame *f, FILE *out)
+{
+	char path[65536];
+
+	sort_tree((struct node *)&f->root);
+	for (size_t i = 0; i < f->root.nkids; i++) {
+		path[0] = '\0';
+		folded(f->root.kids[i], path, 0, sizeof(path), out);
+	}
+}
+
+/* ---- SVG ---- */
+
+#define SVG_W 1200
+#define FRAME_H 16
+#define PAD 10
+
+static void xml_text(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default:
+			if ((unsigned char)*s >= 0x20)
+				fputc(*s, out);
+		}
+	}
+}
+
+static int depth(const struct node *n)
+{
+	int d = 0;
+
+	for (size_t i = 0; i < n->nkids; i++) {
+		int k = depth(n->kids[i]);
+		if (k > d)
+			d = k;
+	}
+	return d + 1;
+}
+
+/* Warm colours from the name, so a frame keeps its colour across graphs. */
+static void colour(const char *name, int *r, int *g, int *b)
+{
+	unsigned h = 2166136261u;
+
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	*r = 205 + h % 50;
+	*g = 80 + (h >> 8) % 130;
+	*b = 40 + (h >> 16) % 50;
+}
+
+static void svg_node(const struct node *n, FILE *out, double x, int level, int height,
+		     double scale, uint64_t total, const char *unit)
+{
+	double w = n->total * scale;
+	int y = height - PAD - (level + 1) * FRAME_H;
+	int r, g, b;
+
+	if (w < 0.1)
+		return;
+	colour(n->name, &r, &g, &b);
+	fprintf(out, "<g><title>");
+	xml_text(out, n->name);
+	fprintf(out, " (%llu %s, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
+		     "height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>",
+		(unsigned long long)n->total, unit, 100.0 * n->total / total, x, y, w,
+		FRAME_H - 1, r, g, b);
+	if (w > 30) {
+		size_t chars = (size_t)((w - 6) / 7), l = strlen(n->name);
+		char buf[512];
+
+		if (chars >= sizeof(buf))
+			chars = sizeof(buf) - 1;
+		snprintf(buf, sizeof(buf), "%s", n->name);
+		if (l > chars && chars >= 2) {
+			buf[chars - 2] = '.';
+			buf[chars - 1] = '.';
+			buf[chars] = '\0';
+		} else if (l > chars) {
+			buf[0] = '\0';
+		}
+		fprintf(out, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + FRAME_H - 4);
+		xml_text(out, buf);
+		fprintf(out, "</text>");
+	}
+	fprintf(out, "</g>\n");
+	for (size_t i = 0; i < n->nkids; i++) {
+		svg_node(n->kids[i], out, x, level + 1, height, scale, total, unit);
+		x += n->kids[i]->total * scale;
+	}
+}
+
+void ls_flame_svg(const struct ls_flame *f, FILE *out, const char *title, const char *unit)
+{
+	int levels = depth(&f->root);
+	int height = levels * FRAME_H + 3 * PAD + 24;
+	uint64_t total = f->root.total ? f->root.total : 1;
+	double scale = (SVG_W - 2.0 * PAD) / total;
+
+	sort_tree((struct node *)&f->root);
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		     "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		     "xmlns=\"http://www.w3.org/2000/svg\" onload=\"init()\">\n",
+		SVG_W, height, SVG_W, height);
+	fprintf(out, "<style>text{font-family:monospace;font-size:11px;fill:#000;pointer-events:none}"
+		     "rect:hover{stroke:#000;stroke-width:0.5}.hit rect{fill:rgb(230,0,230)}</style>\n");
+	fprintf(out, "<script><![CDATA[\n"
+		     "function init(){}\n"
+		     "function search(){var t=prompt('Search frames (regex)','');if(t===null)return;"
+		     "var re=new RegExp(t),gs=document.getElementsByTagName('g'),n=0;"
+		     "for(var i=0;i<gs.length;i++){var ti=gs[i].getElementsByTagName('title')[0];"
+		     "if(!ti)continue;var hit=t&&re.test(ti.textContent);gs[i].setAttribute('class',hit?'hit':'');"
+		     "if(hit)n++;}document.getElementById('matched').textContent=t?(n+' frames match'):'';}\n"
+		     "]]></script>\n");
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f0\"/>\n", SVG_W,
+		height);
+	fprintf(out, "<text x=\"%d\" y=\"20\" style=\"font-size:15px\">", PAD);
+	xml_text(out, title);
+	fprintf(out, "</text>\n<text x=\"%d\" y=\"20\" style=\"pointer-events:all;cursor:pointer\" "
+		     "onclick=\"search()\">Search</text>\n<text id=\"matched\" x=\"%d\" y=\"%d\"></text>\n",
+		SVG_W - 60, SVG_W - 260, height - 2);
+	svg_node(&f->root, out, PAD, 0, height - 24, scale, total, unit);
+	fprintf(out, "</svg>\n");
+}
+
+static void free_node(struct node *n)
+{
+	for (size_t i = 0; i < n->nkids; i++) {
+		free_node(n->kids[i]);
+		free(n->kids[i]);
+	}
+	free(n->kids);
+	free(n->name);
+}
+
+void ls_flame_free(struct ls_flame *f)
+{
+	if (!f)
+		return;
+	free_node(&f->root);
+	free(f);
+}
