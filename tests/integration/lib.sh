@@ -66,3 +66,14 @@ start_recording() {
   wait_for_file "$ready" 10
 }
 stop_recording() { sleep "${1:-0.5}"; kill -INT "$RPID"; wait "$RPID"; }
+
+# wait_tcp_quiet NS [TIMEOUT_S]: until NS has no TCP socket but listeners and
+# TIME_WAIT (nothing left that could still retransmit).
+wait_tcp_quiet() {
+  local i
+  for ((i = 0; i < ${2:-30} * 10; i++)); do
+    ip netns exec "$1" ss -Htan 2>/dev/null | grep -qvE '^(LISTEN|TIME-WAIT)' || return 0
+    sleep 0.1
+  done
+  return 1
+}

@@ -25,10 +25,12 @@ wait_for_file "$T/ready" 10 || { fail "retrans.setup: engine did not start"; cat
 ip netns exec "$CLI_NS" "$LOADGEN" --host "$SRV_IP" --port 8000 -c 4 -n 60 --stream --max-tokens 100 \
   --timeout 20 -o "$T/lg.jsonl" 2>"$T/lg.log"
 info "$(cat "$T/lg.log")"
-# Let FIN/ACK exchanges (and their retransmits) finish before stopping.
-sleep 3
-kill -INT $RPID; wait $RPID
+# Let FIN/ACK exchanges (and their retransmits, backing off) finish: no
+# socket may be left that could still retransmit, on either side of the
+# nstat read and the end of recording.
+wait_tcp_quiet "$SRV_NS" 40 || info "sockets still open after 40 s: $(ip netns exec "$SRV_NS" ss -Htan | head -3)"
 after=$(snmp_retrans_segs "$SRV_NS")
+kill -INT $RPID; wait $RPID
 sed 's/^/  /' "$T/rec.log"
 
 "$LS" dump --json "$T/cap.data" 2>"$T/dump.err" | python3 -c '
