@@ -20,7 +20,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 AGENT_SRCS := $(wildcard user/*.c)
 AGENT_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(AGENT_SRCS))
 # What unit tests link: everything but the CLI and the BPF loader.
-LIB_SRCS := user/capture.c user/order.c user/format.c user/http.c user/requests.c user/attribute.c user/timeline.c user/verdict.c user/analysis.c user/flame.c
+LIB_SRCS := user/capture.c user/order.c user/format.c user/http.c user/requests.c user/attribute.c user/timeline.c user/verdict.c user/analysis.c user/flame.c user/symbolize.c
 LIB_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 
 UNIT_SRCS := $(filter-out tests/unit/test_cupti.c,$(wildcard tests/unit/test_*.c))
@@ -93,7 +93,7 @@ $(BUILD)/san/%.o: user/%.c include/latsplit/*.h user/*.h | $(BUILD)/san
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(LIB_SAN_OBJS) -lcmocka -lz -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(LIB_SAN_OBJS) -lcmocka -lz -lm -lelf
 
 $(BUILD)/liblatsplit-engine.so: user/engine/engine.c include/latsplit/engine.h | $(BUILD)
 	$(call msg,LIB,$@)

@@ -15,6 +15,7 @@
 
 /* Filled by user space before load. */
 const volatile bool track_all = false;
+const volatile bool want_stacks = false; /* off-CPU stacks at sched_switch */
 /* latsplit's own tgid: never traced, or its consumer would trace itself. */
 const volatile __u32 self_tgid = 0;
 /* Wake the consumer only once this much is queued; it also polls on a timer,
@@ -25,6 +26,24 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20); /* resized by user space before load */
 } events SEC(".maps");
+
+#define LS_STACK_DEPTH 127
+
+/* Stacks of samples and of blocking switches; user space dumps it at the end
+ * of a recording. Failures (full, collisions) are counted in stack_errs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, LS_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} stack_errs SEC(".maps");
 
 /* Ring-buffer reservation failures, per CPU: a drop is never silent. */
 struct {
@@ -162,6 +181,19 @@ static __always_inline void tuple_of(struct ls_tuple *t, const struct sock *sk,
 	read_tuple(t, &sk->__sk_common);
 	if (!t->sport)
 		t->sport = v->sport;
+}
+
+static __always_inline __s32 stack_id(void *ctx, __u64 flags)
+{
+	long id = bpf_get_stackid(ctx, &stacks, flags);
+
+	if (id < 0 && id != -14 /* EFAULT: no user stack (kernel thread) */) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&stack_errs, &zero);
+		if (n)
+			*n += 1;
+	}
+	return id;
 }
 
 /* Header for a record about the current task. */

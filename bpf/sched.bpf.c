@@ -15,7 +15,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-static __always_inline int handle_switch(struct task_struct *prev, struct task_struct *next)
+static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
+					 struct task_struct *next)
 {
 	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
 	__u32 next_tgid = BPF_CORE_READ(next, tgid);
@@ -52,6 +53,12 @@ static __always_inline int handle_switch(struct task_struct *prev, struct task_s
 	e->next_pid = next_tgid;
 	e->next_tid = BPF_CORE_READ(next, pid);
 	e->prev_state = state;
+	e->prev_ustack = e->prev_kstack = -1;
+	/* prev is still current: its stacks say why it blocked */
+	if (want_stacks && prev_tracked && state != 0) {
+		e->prev_ustack = stack_id(ctx, BPF_F_USER_STACK);
+		e->prev_kstack = stack_id(ctx, 0);
+	}
 	e->prev_prio = BPF_CORE_READ(prev, prio);
 	e->next_prio = BPF_CORE_READ(next, prio);
 	BPF_CORE_READ_STR_INTO(&e->prev_comm, prev, comm);
@@ -156,13 +163,13 @@ static __always_inline int handle_exit(struct task_struct *p)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return handle_switch(prev, next);
+	return handle_switch(ctx, prev, next);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return handle_switch(prev, next);
+	return handle_switch(ctx, prev, next);
 }
 
 SEC("tp_btf/sched_wakeup")

@@ -18,7 +18,9 @@ for t in build/tests/test_*; do
   out=$("$t" 2>&1); rc=$?
   ok=$(grep -c '^\[       OK \]' <<<"$out")
   run=$(grep -c '^\[ RUN      \]' <<<"$out")
-  bad=$((run - ok))   # a test that crashed never prints OK
+  sk=$(grep -c '^\[  SKIPPED \]' <<<"$out")
+  skipped=$((skipped + sk))
+  bad=$((run - ok - sk))   # a test that crashed never prints OK
   if [[ $rc -ne 0 && $bad -eq 0 ]]; then bad=1; fi   # crash or sanitizer abort
   passed=$((passed + ok)); failed=$((failed + bad))
   echo "$out" > "$log_dir/$name.log"

@@ -53,6 +53,9 @@ print(f"== every request's network + queueing + transfer + compute + host + othe
 PY
 build/latsplit flame --kind latency --svg -o "$OUT/latency.svg" "$OUT/latsplit.data"
 build/latsplit flame --kind gpu --svg -o "$OUT/gpu.svg" "$OUT/latsplit.data"
+build/latsplit flame --kind cpu --svg -o "$OUT/cpu.svg" "$OUT/latsplit.data"
+build/latsplit flame --kind offcpu --svg -o "$OUT/offcpu.svg" "$OUT/latsplit.data"
 echo "   files: $OUT/latsplit.data (capture) $OUT/requests.jsonl (one JSON record per request)"
 echo "          $OUT/latency.svg (the split as a flame graph) $OUT/gpu.svg (GPU time by kernel)"
+echo "          $OUT/cpu.svg $OUT/offcpu.svg (where the engine's CPU time and waiting went)"
 echo "          $OUT/report.txt $OUT/loadgen.jsonl (client side) $OUT/truth.jsonl (engine ground truth)"

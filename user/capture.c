@@ -44,6 +44,9 @@ static const struct {
 	[LS_EV_GPU] = {"gpu", sizeof(struct ls_ev_gpu)},
 	[LS_EV_GPU_LAUNCH] = {"gpu_launch", sizeof(struct ls_ev_gpu_launch)},
 	[LS_EV_GPU_STATS] = {"gpu_stats", sizeof(struct ls_ev_gpu_stats)},
+	[LS_EV_SAMPLE] = {"sample", sizeof(struct ls_ev_sample)},
+	[LS_REC_STACK] = {"stack", sizeof(struct ls_rec_stack)},
+	[LS_REC_SYM] = {"sym", sizeof(struct ls_rec_sym)},
 	[LS_REC_PROC_INFO] = {"proc_info", sizeof(struct ls_rec_proc_info)},
 	[LS_REC_DROPS] = {"drops", sizeof(struct ls_rec_drops)},
 	[LS_REC_STATS] = {"stats", sizeof(struct ls_rec_stats)},
@@ -76,6 +79,8 @@ static const struct {
 	{LS_SRC_SOCK_IO, "sock_io"},
 	{LS_SRC_ENGINE, "engine_usdt"},
 	{LS_SRC_GPU_UPROBE, "libcuda_uprobes"},
+	{LS_SRC_SAMPLES, "cpu_samples"},
+	{LS_SRC_OFFCPU, "offcpu_stacks"},
 	{LS_SRC_ATTACH_TP_BTF, "via:tp_btf"},
 };
 

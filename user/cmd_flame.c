@@ -4,8 +4,10 @@
  *   latency  requests' wall time by component and sub-part
  *            (latency;queueing;queueing.engine), ns summed over requests
  *   gpu      GPU time by process and kernel (or copy direction), ns
- * CPU and off-CPU graphs need sampled stacks, which this build does not
- * record yet; asking for them says so.
+ *   cpu      on-CPU samples: process;user frames;kernel frames, samples
+ *   offcpu   time tracked threads spent blocked, by the stack they blocked
+ *            in, ns (from the block to the next switch-in)
+ * Stacks are symbolized from the capture's own symbol records.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -107,6 +109,194 @@ static int gpu_flame(struct ls_flame *f, const char *path, unsigned long pid, ch
 	return 0;
 }
 
+struct stk {
+	__s32 id;
+	__u32 n;
+	const __u64 *ips;
+};
+
+struct symrec {
+	__u32 pid;
+	__u64 ip;
+	const char *name;
+};
+
+struct pending_block {
+	__u32 tid, pid;
+	__u64 ts;
+	__s32 ustack, kstack;
+	char comm[LS_COMM_LEN + 1];
+};
+
+/* Everything the stack graphs need, copied out of the reader's frames. */
+struct stack_data {
+	struct stk *stacks;
+	size_t nstacks, capstacks;
+	struct symrec *syms;
+	size_t nsyms, capsyms;
+	struct ls_hdr **events; /* samples and blocking switches, in order */
+	size_t nevents, capevents;
+};
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct symrec *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->ip < y->ip ? -1 : x->ip > y->ip;
+}
+
+static const char *sym_name(const struct stack_data *d, __u32 pid, __u64 ip, char *buf, size_t len)
+{
+	struct symrec key = {pid, ip, NULL};
+	const struct symrec *s = d->nsyms ? bsearch(&key, d->syms, d->nsyms, sizeof(key), sym_cmp) : NULL;
+
+	if (s)
+		return s->name;
+	snprintf(buf, len, "0x%llx", (unsigned long long)ip);
+	return buf;
+}
+
+static const struct stk *stack_of(const struct stack_data *d, __s32 id)
+{
+	for (size_t i = 0; id >= 0 && i < d->nstacks; i++)
+		if (d->stacks[i].id == id)
+			return &d->stacks[i];
+	return NULL;
+}
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct ls_hdr *x = *(struct ls_hdr *const *)a, *y = *(struct ls_hdr *const *)b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static void *dup_rec(const struct ls_hdr *h)
+{
+	void *c = malloc(h->size);
+	if (!c)
+		abort();
+	memcpy(c, h, h->size);
+	return c;
+}
+
+#define PUSH(arr, n, cap, v)                                                       \
+	do {                                                                       \
+		if ((n) == (cap)) {                                                \
+			(cap) = (cap) ? (cap) * 2 : 256;                           \
+			(arr) = realloc((arr), (cap) * sizeof(*(arr)));            \
+			if (!(arr))                                                \
+				abort();                                           \
+		}                                                                  \
+		(arr)[(n)++] = (v);                                                \
+	} while (0)
+
+/* Frames root first: process, user stack outermost first, kernel stack. */
+static int frames(const struct stack_data *d, __u32 pid, const char *comm, __s32 ustack,
+		  __s32 kstack, char names[][128], const char **fr, int max)
+{
+	const struct stk *u = stack_of(d, ustack), *k = stack_of(d, kstack);
+	int n = 0;
+
+	snprintf(names[n], 128, "%s (%u)", comm, pid);
+	fr[n] = names[n];
+	n++;
+	for (int i = u ? (int)u->n - 1 : -1; i >= 0 && n < max; i--, n++)
+		fr[n] = sym_name(d, pid, u->ips[i], names[n], 128);
+	for (int i = k ? (int)k->n - 1 : -1; i >= 0 && n < max; i--, n++) {
+		char tmp[128];
+		snprintf(names[n], 128, "%s_[k]", sym_name(d, 0, k->ips[i], tmp, sizeof(tmp)));
+		fr[n] = names[n];
+	}
+	if (!u && !k && n < max)
+		fr[n++] = "[no stack]";
+	return n;
+}
+
+static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsigned long pid,
+		       char *err, size_t len)
+{
+	struct stack_data d = {0};
+	struct ls_reader *rd;
+	const struct ls_hdr *rec;
+	static char names[256][128];
+	const char *fr[256];
+
+	if (ls_reader_open(&rd, path, err, len) < 0)
+		return -1;
+	if (!(ls_reader_header(rd)->sources & (offcpu ? LS_SRC_OFFCPU : LS_SRC_SAMPLES))) {
+		snprintf(err, len, "%s: no %s stacks in this capture (recorded with %s)", path,
+			 offcpu ? "off-CPU" : "on-CPU", offcpu ? "--no-offcpu" : "-F 0 or a failed sampler");
+		ls_reader_close(rd);
+		return -1;
+	}
+	while (ls_reader_next(rd, &rec) == 1) {
+		if (rec->type == LS_REC_STACK) {
+			const struct ls_rec_stack *s = (const void *)rec;
+			struct ls_rec_stack *c = dup_rec(rec);
+			__u32 n = s->nips;
+			if (sizeof(*s) + n * 8 > rec->size)
+				n = (rec->size - sizeof(*s)) / 8;
+			PUSH(d.stacks, d.nstacks, d.capstacks, ((struct stk){s->id, n, (const __u64 *)(c + 1)}));
+		} else if (rec->type == LS_REC_SYM) {
+			struct ls_rec_sym *c = dup_rec(rec);
+			((char *)c)[rec->size - 1] = '\0';
+			PUSH(d.syms, d.nsyms, d.capsyms, ((struct symrec){c->h.pid, c->ip, (const char *)(c + 1)}));
+		} else if (rec->type == LS_EV_SAMPLE || rec->type == LS_EV_SCHED_SWITCH) {
+			PUSH(d.events, d.nevents, d.capevents, (struct ls_hdr *)dup_rec(rec));
+		}
+	}
+	if (d.nsyms)
+		qsort(d.syms, d.nsyms, sizeof(*d.syms), sym_cmp);
+	if (d.nevents)
+		qsort(d.events, d.nevents, sizeof(*d.events), ev_cmp);
+	/* events came in frame order; time order matters for off-CPU spans */
+	struct pending_block *pend = NULL;
+	size_t npend = 0, cappend = 0;
+	for (size_t i = 0; i < d.nevents; i++) {
+		const struct ls_hdr *h = d.events[i];
+		if (!offcpu && h->type == LS_EV_SAMPLE) {
+			const struct ls_ev_sample *e = (const void *)h;
+			char comm[LS_COMM_LEN + 1];
+			if (pid && h->pid != pid)
+				continue;
+			memcpy(comm, e->comm, LS_COMM_LEN);
+			comm[LS_COMM_LEN] = '\0';
+			int n = frames(&d, h->pid, comm, e->ustack, e->kstack, names, fr, 256);
+			ls_flame_add(f, fr, n, 1);
+		} else if (offcpu && h->type == LS_EV_SCHED_SWITCH) {
+			const struct ls_ev_sched_switch *e = (const void *)h;
+			/* the thread switched in ends its blocked span */
+			for (size_t k = 0; k < npend; k++) {
+				if (pend[k].tid != e->next_tid)
+					continue;
+				int n = frames(&d, pend[k].pid, pend[k].comm, pend[k].ustack, pend[k].kstack,
+					       names, fr, 256);
+				ls_flame_add(f, fr, n, h->ts > pend[k].ts ? h->ts - pend[k].ts : 0);
+				pend[k--] = pend[--npend];
+			}
+			if ((e->prev_ustack >= 0 || e->prev_kstack >= 0) && (!pid || h->pid == pid)) {
+				struct pending_block pb = {h->tid, h->pid, h->ts, e->prev_ustack, e->prev_kstack, ""};
+				memcpy(pb.comm, e->prev_comm, LS_COMM_LEN);
+				pb.comm[LS_COMM_LEN] = '\0';
+				PUSH(pend, npend, cappend, pb);
+			}
+		}
+	}
+	free(pend);
+	for (size_t i = 0; i < d.nevents; i++)
+		free(d.events[i]);
+	for (size_t i = 0; i < d.nstacks; i++)
+		free((char *)d.stacks[i].ips - sizeof(struct ls_rec_stack));
+	for (size_t i = 0; i < d.nsyms; i++)
+		free((char *)d.syms[i].name - sizeof(struct ls_rec_sym));
+	free(d.events);
+	free(d.stacks);
+	free(d.syms);
+	ls_reader_close(rd);
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -116,7 +306,8 @@ static void usage(FILE *out)
 		"flamegraph.pl, speedscope, inferno) or, with --svg, as an SVG.\n"
 		"  --kind latency   requests' time by component and sub-part, ns (default)\n"
 		"  --kind gpu       GPU time by process and kernel, ns\n"
-		"  --kind cpu|offcpu  sampled stacks: not recorded by this build yet\n"
+		"  --kind cpu       on-CPU stack samples (latsplit record -F), samples\n"
+		"  --kind offcpu    blocked time of tracked threads by blocking stack, ns\n"
 		"  --request ID, --component NAME (e.g. queueing or queueing.engine), --pid PID\n"
 		"  --ttft           the time-to-first-token split instead of the whole latency\n"
 		"  -o OUT           write there instead of stdout\n");
@@ -163,13 +354,8 @@ int cmd_flame(int argc, char **argv)
 		ls_err("flame", "unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (!strcmp(kind, "cpu") || !strcmp(kind, "offcpu")) {
-		ls_err("flame", "--kind %s needs sampled stacks, which this latsplit does not record yet; "
-				"use --kind latency or gpu",
-		       kind);
-		return 1;
-	}
-	if (strcmp(kind, "latency") && strcmp(kind, "gpu")) {
+	if (strcmp(kind, "latency") && strcmp(kind, "gpu") && strcmp(kind, "cpu") &&
+	    strcmp(kind, "offcpu")) {
 		ls_err("flame", "unknown --kind '%s' (latency, gpu, cpu, offcpu)", kind);
 		return EXIT_USAGE;
 	}
@@ -185,7 +371,8 @@ int cmd_flame(int argc, char **argv)
 		}
 		latency_flame(f, &a, ttft, request, component, pid);
 		ls_analysis_free(&a);
-	} else if (gpu_flame(f, path, pid, err, sizeof(err))) {
+	} else if (!strcmp(kind, "gpu") ? gpu_flame(f, path, pid, err, sizeof(err))
+					: stack_flame(f, path, !strcmp(kind, "offcpu"), pid, err, sizeof(err))) {
 		ls_err("flame", "%s", err);
 		ls_flame_free(f);
 		return 1;
@@ -199,9 +386,14 @@ int cmd_flame(int argc, char **argv)
 		return 1;
 	}
 	if (svg) {
-		snprintf(title, sizeof(title), "latsplit %s flame graph: %s%s (%.1f ms in all)", kind,
-			 path, ttft ? ", time to first token" : "", ls_flame_total(f) / 1e6);
-		ls_flame_svg(f, out, title, "ns");
+		if (!strcmp(kind, "cpu"))
+			snprintf(title, sizeof(title), "latsplit cpu flame graph: %s (%llu samples)", path,
+				 (unsigned long long)ls_flame_total(f));
+		else
+			snprintf(title, sizeof(title), "latsplit %s flame graph: %s%s (%.1f ms in all)",
+				 kind, path, ttft ? ", time to first token" : "",
+				 ls_flame_total(f) / 1e6);
+		ls_flame_svg(f, out, title, !strcmp(kind, "cpu") ? "samples" : "ns");
 	} else {
 		ls_flame_folded(f, out);
 	}

@@ -20,15 +20,24 @@
 #include "loader.h"
 #include "probe.h"
 #include "proc.h"
+#include "symbolize.h"
 
 #define MAX_PIDS 256
 #define MAX_PORTS 64
 #define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
 #define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
 
+struct stack_use {
+	__u32 pid;
+	__s32 id; /* user stack (pid > 0) or kernel stack (pid 0) */
+};
+
 struct recorder {
 	struct ls_writer *w;
 	struct ls_bpf *bpf;
+	struct ls_symbolizer *sym;
+	struct stack_use *uses;
+	size_t nuses, capuses;
 	__u64 per_type[LS_REC_MAX];
 	__u64 events;
 	__u64 start_ts;
@@ -59,6 +68,10 @@ static void usage(FILE *out)
 		"      --port N         track TCP connections on local port N (repeatable)\n"
 		"      --ringbuf MB     BPF ring buffer size, power of two (default 8)\n"
 		"      --no-sock        no socket I/O (syscall) tracing: TCP and scheduler only\n"
+		"  -F, --freq HZ        on-CPU stack samples per second per CPU (default 49; 0: off)\n"
+		"  -a, --all-cpus       sample every process, not only the tracked ones\n"
+		"      --no-offcpu      no stacks when tracked threads block (off-CPU)\n"
+		"      --no-symbolize   keep raw stack addresses; do not symbolize at the end\n"
 		"      --engine-lib PATH  a file with latsplit engine probes (repeatable; default:\n"
 		"                       liblatsplit-engine.so beside latsplit, in /usr/local/lib\n"
 		"                       and /usr/lib)\n"
@@ -104,6 +117,28 @@ static void write_proc_info(struct recorder *r, pid_t pid)
 		write_record(r, (struct ls_hdr *)r->procbuf);
 }
 
+/* A stack seen in pid: keep its mappings while the process lives, and
+ * remember the stack for symbolization at the end. */
+static void use_stack(struct recorder *r, __u32 pid, __s32 ustack, __s32 kstack)
+{
+	if (ustack >= 0 && pid && r->sym && !ls_sym_has_process(r->sym, pid))
+		ls_sym_add_process(r->sym, pid);
+	for (int k = 0; k < 2; k++) {
+		__s32 id = k ? kstack : ustack;
+		if (id < 0)
+			continue;
+		if (r->nuses == r->capuses) {
+			size_t nc = r->capuses ? r->capuses * 2 : 1024;
+			struct stack_use *nu = realloc(r->uses, nc * sizeof(*nu));
+			if (!nu)
+				return;
+			r->uses = nu;
+			r->capuses = nc;
+		}
+		r->uses[r->nuses++] = (struct stack_use){k ? 0 : pid, id};
+	}
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
@@ -115,6 +150,14 @@ static int on_record(void *ctx, void *data, size_t size)
 	r->events++;
 	if (h->type < LS_REC_MAX)
 		r->per_type[h->type]++;
+	if (h->type == LS_EV_SAMPLE) {
+		const struct ls_ev_sample *e = data;
+		use_stack(r, h->pid, e->ustack, e->kstack);
+	} else if (h->type == LS_EV_SCHED_SWITCH) {
+		const struct ls_ev_sched_switch *e = data;
+		if (e->prev_ustack >= 0 || e->prev_kstack >= 0)
+			use_stack(r, h->pid, e->prev_ustack, e->prev_kstack);
+	}
 	/* Process table: a new process, or a new program image. */
 	if (h->type == LS_EV_PROC_FORK) {
 		const struct ls_ev_proc_fork *e = data;
@@ -124,6 +167,83 @@ static int on_record(void *ctx, void *data, size_t size)
 		write_proc_info(r, h->pid);
 	}
 	return 0;
+}
+
+static int use_cmp(const void *a, const void *b)
+{
+	const struct stack_use *x = a, *y = b;
+	return x->pid != y->pid ? (x->pid < y->pid ? -1 : 1) : (x->id > y->id) - (x->id < y->id);
+}
+
+/* The stack map into the capture, then every address of every used stack
+ * symbolized, so the capture reports the same on another machine. */
+static void write_stacks(struct recorder *r, bool symbolize)
+{
+	unsigned long long ips[127];
+	unsigned char buf[sizeof(struct ls_rec_stack) + sizeof(ips)];
+	struct ls_rec_stack *st = (void *)buf;
+	__u32 id = 0;
+	bool have = false;
+	int n;
+	/* id -> its addresses, for symbolization */
+	size_t cap = 0, nst = 0;
+	struct {
+		__s32 id;
+		int n;
+		unsigned long long ips[127];
+	} *all = NULL;
+
+	while ((n = ls_bpf_stack_next(r->bpf, &id, &have, ips, 127)) > 0) {
+		memset(st, 0, sizeof(*st));
+		st->h.type = LS_REC_STACK;
+		st->h.size = sizeof(*st) + n * sizeof(__u64);
+		st->h.ts = ls_now_ns();
+		st->id = id;
+		st->nips = n;
+		memcpy(st + 1, ips, n * sizeof(__u64));
+		write_record(r, &st->h);
+		if (nst == cap) {
+			cap = cap ? cap * 2 : 256;
+			void *na = realloc(all, cap * sizeof(*all));
+			if (!na)
+				break;
+			all = na;
+		}
+		all[nst].id = id;
+		all[nst].n = n;
+		memcpy(all[nst].ips, ips, n * sizeof(ips[0]));
+		nst++;
+	}
+	if (symbolize && r->sym && r->nuses) {
+		char name[512];
+		unsigned char sbuf[sizeof(struct ls_rec_sym) + sizeof(name)];
+		struct ls_rec_sym *sy = (void *)sbuf;
+
+		qsort(r->uses, r->nuses, sizeof(*r->uses), use_cmp);
+		for (size_t i = 0; i < r->nuses; i++) {
+			if (i && !use_cmp(&r->uses[i], &r->uses[i - 1]))
+				continue;
+			for (size_t k = 0; k < nst; k++) {
+				if (all[k].id != r->uses[i].id)
+					continue;
+				for (int j = 0; j < all[k].n; j++) {
+					ls_sym_resolve(r->sym, r->uses[i].pid, all[k].ips[j], name, sizeof(name));
+					size_t nl = strlen(name) + 1;
+					memset(sy, 0, sizeof(*sy));
+					sy->h.type = LS_REC_SYM;
+					sy->h.size = sizeof(*sy) + nl;
+					sy->h.ts = ls_now_ns();
+					sy->h.pid = r->uses[i].pid;
+					sy->ip = all[k].ips[j];
+					sy->name_len = nl;
+					memcpy(sy + 1, name, nl);
+					write_record(r, &sy->h);
+				}
+				break;
+			}
+		}
+	}
+	free(all);
 }
 
 static void write_drops(struct recorder *r)
@@ -300,13 +420,16 @@ int cmd_record(int argc, char **argv)
 		{"no-sock", no_argument, NULL, 'N'},
 		{"engine-lib", required_argument, NULL, 'E'},
 		{"cuda-lib", required_argument, NULL, 'L'},
+		{"freq", required_argument, NULL, 'F'},   {"all-cpus", no_argument, NULL, 'a'},
+		{"no-offcpu", no_argument, NULL, 'O'},    {"no-symbolize", no_argument, NULL, 'S'},
 		{}};
 	const char *path = "latsplit.data";
 	double duration = 0;
 	unsigned long pids[MAX_PIDS], ports[MAX_PORTS], ringbuf_mb = 8, level = 1,
 		      capture_bytes = 1024;
 	int npids = 0, nports = 0, opt, go_fd = -1, rc = 1;
-	bool verbose = false, no_sock = false;
+	bool verbose = false, no_sock = false, sample_all = false, offcpu = true, symbolize = true;
+	unsigned long freq = 49;
 	const char *engine_paths[8], *cuda_paths[4];
 	int nengine_paths = 0, ncuda_paths = 0;
 	char self_lib[8192];
@@ -318,7 +441,7 @@ int cmd_record(int argc, char **argv)
 	bool child_done = false;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+o:d:p:m:z:vh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+o:d:p:m:z:F:avh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			path = optarg;
@@ -363,6 +486,21 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'N':
 			no_sock = true;
+			break;
+		case 'F':
+			if (!ls_parse_uint(optarg, 10000, &freq)) {
+				ls_err("record", "bad --freq '%s' (samples per second, 0..10000)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'a':
+			sample_all = true;
+			break;
+		case 'O':
+			offcpu = false;
+			break;
+		case 'S':
+			symbolize = false;
 			break;
 		case 'L':
 			if (access(optarg, R_OK)) {
@@ -410,6 +548,9 @@ int cmd_record(int argc, char **argv)
 				 .ringbuf_bytes = ringbuf_mb << 20,
 				 .capture_bytes = capture_bytes,
 				 .no_sock = no_sock,
+				 .sample_freq = freq,
+				 .sample_all = sample_all,
+				 .offcpu_stacks = offcpu,
 				 .nengine_paths = nengine_paths,
 				 .on_record = on_record,
 				 .ctx = &r};
@@ -444,7 +585,8 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	ls_file_hdr_init(&hdr, argc + 1, argv - 1);
-	hdr.sources = ls_bpf_sources(r.bpf);
+	hdr.sources = ls_bpf_sources(r.bpf) | (offcpu ? LS_SRC_OFFCPU : 0);
+	r.sym = ls_sym_new();
 	hdr.track_all = track_all;
 	struct ls_writer_opts wo = {.zlib_level = level};
 	int e = ls_writer_open(&r.w, path, &hdr, &wo);
@@ -530,6 +672,13 @@ int cmd_record(int argc, char **argv)
 		ls_bpf_poll(r.bpf, 0);
 	}
 	write_drops(&r);
+	write_stacks(&r, symbolize);
+	unsigned long long stack_errs = ls_bpf_stack_errors(r.bpf);
+	if (stack_errs)
+		fprintf(stderr,
+			"latsplit record: warning: %llu stacks not captured (stack map full or "
+			"collisions): lower -F or record for less time\n",
+			stack_errs);
 
 	struct ls_rec_stats st = {0};
 	struct ls_writer_stats ws;
@@ -565,5 +714,7 @@ out:
 	if (go_fd >= 0)
 		close(go_fd);
 	ls_bpf_stop(r.bpf);
+	ls_sym_free(r.sym);
+	free(r.uses);
 	return rc;
 }

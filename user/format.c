@@ -272,6 +272,26 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		   (unsigned long long)e->cupti_dropped, (unsigned long long)e->refused_buffers);
 		break;
 	}
+	case LS_EV_SAMPLE: {
+		const struct ls_ev_sample *e = (const void *)rec;
+		SAFE(c1, e->comm);
+		KV(",\"comm\":\"%s\",\"ustack\":%d,\"kstack\":%d", "%s ustack=%d kstack=%d", c1,
+		   e->ustack, e->kstack);
+		break;
+	}
+	case LS_REC_STACK: {
+		const struct ls_rec_stack *e = (const void *)rec;
+		KV(",\"id\":%d,\"depth\":%u", "id=%d depth=%u", e->id, e->nips);
+		break;
+	}
+	case LS_REC_SYM: {
+		const struct ls_rec_sym *e = (const void *)rec;
+		char name[128];
+		size_t n = rec->size - sizeof(*e);
+		safe_str(name, sizeof(name), (const char *)(e + 1), n);
+		KV(",\"ip\":%llu,\"name\":\"%s\"", "ip=0x%llx %s", (unsigned long long)e->ip, name);
+		break;
+	}
 	case LS_REC_PROC_INFO: {
 		const struct ls_rec_proc_info *e = (const void *)rec;
 		char exe[257], cmd[512];

@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 
 #include "latsplit/capture.h"
+#include "latsplit/events.h"
 #include "loader.h"
 #include "probe.h"
 #include "sched.skel.h"
@@ -19,6 +22,7 @@
 #include "sock.skel.h"
 #include "engine.skel.h"
 #include "gpu.skel.h"
+#include "profile.skel.h"
 
 struct tp {
 	const char *name;
@@ -38,6 +42,9 @@ struct ls_bpf {
 	struct bpf_link *engine_links[64];
 	int nengine_links;
 	char engine_paths[1024];
+	struct profile_bpf *profile;
+	struct bpf_link *sample_links[LS_MAX_CPUS];
+	int nsample_links;
 	struct gpu_bpf *gpu;
 	struct bpf_link *gpu_links[160];
 	int ngpu_links;
@@ -272,6 +279,79 @@ static void start_gpu_uprobes(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 		b->sources |= LS_SRC_GPU_UPROBE;
 }
 
+/* cpu-clock sampling on every CPU, the profile program on each event. */
+static void start_sampling(struct ls_bpf *b, const struct ls_bpf_opts *opts)
+{
+	int ncpu = libbpf_num_possible_cpus(), e;
+
+	e = profile_bpf__load(b->profile);
+	if (e) {
+		snprintf(b->missing + strlen(b->missing), sizeof(b->missing) - strlen(b->missing),
+			 "%sCPU sampling (load: %s)", b->missing[0] ? ", " : "", strerror(-e));
+		return;
+	}
+	for (int cpu = 0; cpu < ncpu && cpu < LS_MAX_CPUS; cpu++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.size = sizeof(attr),
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.sample_freq = opts->sample_freq,
+			.freq = 1,
+		};
+		int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		struct bpf_link *l;
+
+		if (fd < 0)
+			continue; /* offline CPU */
+		l = bpf_program__attach_perf_event(b->profile->progs.do_sample, fd);
+		if (!l) {
+			close(fd);
+			continue;
+		}
+		b->sample_links[b->nsample_links++] = l;
+	}
+	if (b->nsample_links)
+		b->sources |= LS_SRC_SAMPLES;
+}
+
+int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long long *ips, int max)
+{
+	int fd = bpf_map__fd(b->sched->maps.stacks);
+	__u64 val[127];
+	__u32 next;
+
+	for (;;) {
+		if (bpf_map_get_next_key(fd, *have ? id : NULL, &next))
+			return 0;
+		*id = next;
+		*have = true;
+		if (bpf_map_lookup_elem(fd, &next, val))
+			continue;
+		int n = 0;
+		while (n < 127 && n < max && val[n]) {
+			ips[n] = val[n];
+			n++;
+		}
+		if (n)
+			return n;
+	}
+}
+
+unsigned long long ls_bpf_stack_errors(struct ls_bpf *b)
+{
+	int n = libbpf_num_possible_cpus();
+	__u64 vals[n > 0 ? n : 1];
+	__u32 zero = 0;
+	unsigned long long total = 0;
+
+	if (n <= 0 || bpf_map__lookup_elem(b->sched->maps.stack_errs, &zero, sizeof(zero), vals,
+					   sizeof(vals), 0))
+		return 0;
+	for (int i = 0; i < n; i++)
+		total += vals[i];
+	return total;
+}
+
 const char *ls_bpf_cuda_paths(const struct ls_bpf *b)
 {
 	return b->cuda_paths;
@@ -301,7 +381,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	b->sock = sock_bpf__open();
 	b->engine = engine_bpf__open();
 	b->gpu = gpu_bpf__open();
-	if (!b->sched || !b->net || !b->sock || !b->engine || !b->gpu) {
+	b->profile = profile_bpf__open();
+	if (!b->sched || !b->net || !b->sock || !b->engine || !b->gpu || !b->profile) {
 		e = -errno;
 		snprintf(err, errlen, "opening BPF objects: %s", strerror(errno));
 		goto fail;
@@ -320,6 +401,11 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	b->gpu->rodata->track_all = opts->track_all;
 	b->gpu->rodata->self_tgid = getpid();
 	b->gpu->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
+	b->profile->rodata->track_all = opts->track_all;
+	b->profile->rodata->sample_all = opts->sample_all;
+	b->profile->rodata->self_tgid = getpid();
+	b->profile->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
+	b->sched->rodata->want_stacks = opts->offcpu_stacks;
 	bpf_map__set_max_entries(b->sched->maps.events, opts->ringbuf_bytes);
 	table(b);
 	e = choose_programs(b, err, errlen);
@@ -334,7 +420,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	if ((e = share_maps(b->net->obj, b->sched->obj)) ||
 	    (e = share_maps(b->sock->obj, b->sched->obj)) ||
 	    (e = share_maps(b->engine->obj, b->sched->obj)) ||
-	    (e = share_maps(b->gpu->obj, b->sched->obj))) {
+	    (e = share_maps(b->gpu->obj, b->sched->obj)) ||
+	    (e = share_maps(b->profile->obj, b->sched->obj))) {
 		snprintf(err, errlen, "sharing BPF maps: %s", strerror(-e));
 		goto fail;
 	}
@@ -365,6 +452,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 		start_sock(b);
 	start_engine(b, opts);
 	start_gpu_uprobes(b, opts);
+	if (opts->sample_freq)
+		start_sampling(b, opts);
 	b->rb = ring_buffer__new(bpf_map__fd(b->sched->maps.events), opts->on_record, opts->ctx,
 				 NULL);
 	if (!b->rb) {
@@ -456,6 +545,9 @@ void ls_bpf_stop(struct ls_bpf *b)
 		bpf_link__destroy(b->engine_links[i]);
 	for (int i = 0; i < b->ngpu_links; i++)
 		bpf_link__destroy(b->gpu_links[i]);
+	for (int i = 0; i < b->nsample_links; i++)
+		bpf_link__destroy(b->sample_links[i]);
+	profile_bpf__destroy(b->profile);
 	gpu_bpf__destroy(b->gpu);
 	engine_bpf__destroy(b->engine);
 	sock_bpf__destroy(b->sock);

@@ -26,6 +26,9 @@ struct ls_bpf_opts {
 	/* libcuda files for the uprobe fallback (processes without the shim). */
 	const char *cuda_paths[4];
 	int ncuda_paths;
+	unsigned int sample_freq; /* cpu-clock samples per second per CPU; 0: off */
+	bool sample_all;          /* sample every process, not only tracked ones */
+	bool offcpu_stacks;       /* stacks of tracked threads when they block */
 	ring_buffer_sample_fn on_record;
 	void *ctx;
 };
@@ -47,6 +50,10 @@ int ls_bpf_poll(struct ls_bpf *b, int timeout_ms);
 /* Per-CPU reservation failures; returns the total, fills per_cpu[ncpu]. */
 unsigned long long ls_bpf_drops(struct ls_bpf *b, unsigned long long *per_cpu, int ncpu);
 int ls_bpf_ncpus(void);
+/* Walks the stack map: first call with *have = false. Fills ips (innermost
+ * first), returns how many, 0 when done. */
+int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long long *ips, int max);
+unsigned long long ls_bpf_stack_errors(struct ls_bpf *b);
 void ls_bpf_stop(struct ls_bpf *b);
 
 #endif

@@ -40,6 +40,8 @@ enum ls_source {
 	LS_SRC_SOCK_IO = 1ull << 8,  /* syscall tracepoints on tracked sockets */
 	LS_SRC_ENGINE = 1ull << 9,   /* engine-event USDT probes attached */
 	LS_SRC_GPU_UPROBE = 1ull << 10, /* libcuda uprobes attached */
+	LS_SRC_SAMPLES = 1ull << 11,    /* cpu-clock stack sampling */
+	LS_SRC_OFFCPU = 1ull << 12,     /* stacks of blocking switches */
 	LS_SRC_ATTACH_TP_BTF = 1ull << 62, /* tp_btf used (else raw_tp) */
 };
 

@@ -17,7 +17,7 @@
 #include <linux/types.h>
 #endif
 
-#define LS_ABI_VERSION 1
+#define LS_ABI_VERSION 2
 
 #define LS_COMM_LEN 16
 #define LS_FILENAME_LEN 128
@@ -42,11 +42,14 @@ enum ls_type {
 	LS_EV_GPU = 16,
 	LS_EV_GPU_LAUNCH = 17,
 	LS_EV_GPU_STATS = 18,
+	LS_EV_SAMPLE = 19,
 	LS_EV_KERNEL_MAX,
 
 	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
 	LS_REC_DROPS = 129,     /* cumulative ring-buffer drops per CPU */
 	LS_REC_STATS = 130,     /* end-of-capture statistics */
+	LS_REC_STACK = 131,     /* a stack-map entry: id -> instruction pointers */
+	LS_REC_SYM = 132,       /* a symbolized address (pid 0: kernel) */
 	LS_REC_MAX,
 };
 
@@ -68,6 +71,8 @@ struct ls_ev_sched_switch {
 	__s64 prev_state; /* TASK_* bits of prev; 0 = preempted while runnable */
 	__u32 prev_prio;
 	__u32 next_prio;
+	__s32 prev_ustack; /* stack ids of prev when it blocked (-1: none) */
+	__s32 prev_kstack;
 	char prev_comm[LS_COMM_LEN];
 	char next_comm[LS_COMM_LEN];
 };
@@ -282,6 +287,14 @@ struct ls_ev_gpu_stats {
 	__u64 refused_buffers;
 };
 
+/* perf_event cpu-clock sample of a tracked task. */
+struct ls_ev_sample {
+	struct ls_hdr h;
+	__s32 ustack; /* stack ids (-1: none) */
+	__s32 kstack;
+	char comm[LS_COMM_LEN];
+};
+
 /* ---- side records written by user space ---- */
 
 /* Variable size: cmdline (NUL-separated args) follows, cmdline_len bytes. */
@@ -293,6 +306,23 @@ struct ls_rec_proc_info {
 	char comm[LS_COMM_LEN];
 	char exe[256];
 	/* char cmdline[cmdline_len]; */
+};
+
+/* Variable size: nips addresses follow, innermost first. */
+struct ls_rec_stack {
+	struct ls_hdr h;
+	__s32 id;
+	__u32 nips;
+	/* __u64 ips[nips]; */
+};
+
+/* Variable size: the NUL-terminated name follows ("func" or "[module]"). */
+struct ls_rec_sym {
+	struct ls_hdr h; /* pid: the process (0 for kernel addresses) */
+	__u64 ip;
+	__u32 name_len;
+	__u32 pad;
+	/* char name[name_len]; */
 };
 
 #define LS_MAX_CPUS 1024

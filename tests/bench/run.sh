@@ -50,23 +50,26 @@ recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log
   [[ -n ${PROG_STATS:-} ]] && bpftool prog show -j > $T/progs.json
   kill -INT $rp; wait $rp
 }
-declare -a base nosock full
+declare -a base nosock nostacks full
 for round in 1 2 3; do
   base+=("$(run_load)")
-  nosock+=("$(recorded --no-sock)")
+  nosock+=("$(recorded --no-sock -F 0 --no-offcpu)")
+  nostacks+=("$(recorded -F 0 --no-offcpu)")
   full+=("$(recorded)")
   ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log)
   dur=$(sed -n 's/^latsplit record: \([0-9.]*\) s,.*/\1/p' $T/rec.log)
   bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/rec.log)
   sio=$(grep -o 'sock_io=[0-9]*' $T/rec.log | cut -d= -f2)
-  printf "round %d: untraced %8.1f req/s | --no-sock %8.1f | full %8.1f  (full: %s events in %s s, sock_io %s, %s B/event on disk)\n" \
-    $round "${base[-1]}" "${nosock[-1]}" "${full[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe"
+  printf "round %d: untraced %8.1f req/s | sched+tcp %8.1f | +sockets %8.1f | +stacks (full) %8.1f  (full: %s events in %s s, sock_io %s, %s B/event)\n" \
+    $round "${base[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${full[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe"
 done
-python3 - "${base[@]}" "${nosock[@]}" "${full[@]}" <<'PY'
+python3 - "${base[@]}" "${nosock[@]}" "${nostacks[@]}" "${full[@]}" <<'PY'
 import sys, statistics as s
-v = list(map(float, sys.argv[1:])); b, n, f = v[:3], v[3:6], v[6:]
-print(f"median req/s: untraced {s.median(b):.1f}, --no-sock {s.median(n):.1f} "
-      f"(ratio {s.median(n)/s.median(b):.3f}), full {s.median(f):.1f} (ratio {s.median(f)/s.median(b):.3f})")
+v = list(map(float, sys.argv[1:])); b, n, ns, f = v[:3], v[3:6], v[6:9], v[9:]
+m = s.median(b)
+print(f"median req/s: untraced {m:.1f}; sched+tcp {s.median(n):.1f} ({s.median(n)/m:.3f}); "
+      f"+socket I/O {s.median(ns):.1f} ({s.median(ns)/m:.3f}); +off-CPU stacks and 49 Hz sampling "
+      f"{s.median(f):.1f} ({s.median(f)/m:.3f})")
 PY
 
 echo

@@ -103,5 +103,5 @@ check "gpu.flame_gpu" grep -q ";gemm_kernel 1000000$" "$T/gpu.folded"
 "$LS" flame --kind latency --svg -o "$T/lat.svg" "$T/shim.data"
 python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); t = [x.firstChild.data for x in d.getElementsByTagName("title")]; sys.exit(0 if any(s.startswith("compute.kernel") for s in t) else 1)' "$T/lat.svg"
 check "gpu.flame_latency_svg" test $? -eq 0
-"$LS" flame --kind cpu "$T/shim.data" 2>"$T/cpu.err"; rc=$?
-check "gpu.flame_cpu_says_why" test $rc -eq 1
+"$LS" flame --kind cpu --no-such-flag "$T/shim.data" 2>"$T/cpu.err"; rc=$?
+check "gpu.flame_usage_error" test $rc -eq 2

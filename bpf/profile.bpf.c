@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Profiling domain: cpu-clock perf_event samples with user and kernel stack
+ * ids, for tracked processes (or everything with sample_all).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile bool sample_all = false;
+
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ls_ev_sample *e;
+
+	if (!sample_all && !tgid_tracked(tgid))
+		return 0;
+	if (tgid == self_tgid)
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->h, LS_EV_SAMPLE, sizeof(*e));
+	e->ustack = tgid ? stack_id(ctx, BPF_F_USER_STACK) : -1;
+	e->kstack = stack_id(ctx, 0);
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	submit(e);
+	return 0;
+}

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Symbolizer (see symbolize.h). Files are read with libelf.
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "symbolize.h"
+
+struct sym {
+	uint64_t addr, size;
+	char *name;
+};
+
+struct seg {
+	uint64_t off, filesz, vaddr;
+};
+
+struct elf_file {
+	char *path;
+	struct sym *syms;
+	size_t nsyms, capsyms;
+	struct seg segs[16];
+	int nsegs;
+};
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	char *path;
+};
+
+struct proc_maps {
+	pid_t pid;
+	struct mapping *m;
+	size_t n, cap;
+};
+
+struct ls_symbolizer {
+	struct sym *ksyms;
+	size_t nk, capk;
+	int kloaded;
+	struct elf_file **files;
+	size_t nfiles, capfiles;
+	struct proc_maps *procs;
+	size_t nprocs, capprocs;
+};
+
+struct ls_symbolizer *ls_sym_new(void)
+{
+	elf_version(EV_CURRENT);
+	return calloc(1, sizeof(struct ls_symbolizer));
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The symbol containing addr (or starting last before it, for size 0). */
+static const struct sym *find(const struct sym *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct sym *s = &v[lo - 1];
+	return !s->size || addr < s->addr + s->size ? s : NULL;
+}
+
+static void load_kallsyms(struct ls_symbolizer *s)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512], name[256], type;
+	unsigned long long addr;
+
+	s->kloaded = 1;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr)
+			continue;
+		if (type != 't' && type != 'T' && type != 'W' && type != 'w')
+			continue;
+		GROW(s->ksyms, s->nk, s->capk);
+		s->ksyms[s->nk++] = (struct sym){addr, 0, strdup(name)};
+	}
+	fclose(f);
+	if (s->nk)
+		qsort(s->ksyms, s->nk, sizeof(*s->ksyms), sym_cmp);
+}
+
+/* Reads function symbols and PT_LOAD segments of one ELF file. */
+static int read_elf(struct elf_file *ef, const char *path, bool syms_only)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t phn;
+	bool have_symtab = false;
+
+	if (fd < 0)
+		return -1;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(fd);
+		return -1;
+	}
+	if (!syms_only && !elf_getphdrnum(e, &phn)) {
+		for (size_t i = 0; i < phn && ef->nsegs < 16; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD)
+				ef->segs[ef->nsegs++] = (struct seg){ph.p_offset, ph.p_filesz, ph.p_vaddr};
+		}
+	}
+	/* .symtab when present (it includes what .dynsym has), else .dynsym */
+	for (int pass = 0; pass < 2; pass++) {
+		scn = NULL;
+		while ((scn = elf_nextscn(e, scn))) {
+			Elf_Data *d;
+			if (!gelf_getshdr(scn, &sh) ||
+			    sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM) || !sh.sh_entsize)
+				continue;
+			if (pass == 1 && have_symtab)
+				continue;
+			d = elf_getdata(scn, NULL);
+			for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym sy;
+				const char *nm;
+				if (!gelf_getsym(d, i, &sy) || GELF_ST_TYPE(sy.st_info) != STT_FUNC ||
+				    !sy.st_value)
+					continue;
+				nm = elf_strptr(e, sh.sh_link, sy.st_name);
+				if (!nm || !nm[0])
+					continue;
+				GROW(ef->syms, ef->nsyms, ef->capsyms);
+				ef->syms[ef->nsyms++] = (struct sym){sy.st_value, sy.st_size, strdup(nm)};
+			}
+			if (pass == 0)
+				have_symtab = true;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return 0;
+}
+
+/* A stripped file's debug symbols: by build-id, else by .gnu_debuglink. */
+static void read_debug_file(struct elf_file *ef, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	char cand[2][600];
+	int nc = 0;
+
+	if (!e) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((scn = elf_nextscn(e, scn)) && nc < 2) {
+		Elf_Data *d;
+		size_t shstrndx;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || elf_getshdrstrndx(e, &shstrndx))
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		d = elf_getdata(scn, NULL);
+		if (!name || !d || !d->d_buf)
+			continue;
+		if (sh.sh_type == SHT_NOTE && !strcmp(name, ".note.gnu.build-id") && d->d_size > 16) {
+			const unsigned char *id = (const unsigned char *)d->d_buf + 16;
+			size_t n = d->d_size - 16, off;
+			off = snprintf(cand[nc], sizeof(cand[nc]), "/usr/lib/debug/.build-id/%02x/", id[0]);
+			for (size_t i = 1; i < n && off + 8 < sizeof(cand[nc]); i++)
+				off += snprintf(cand[nc] + off, sizeof(cand[nc]) - off, "%02x", id[i]);
+			snprintf(cand[nc] + off, sizeof(cand[nc]) - off, ".debug");
+			nc++;
+		} else if (!strcmp(name, ".gnu_debuglink")) {
+			char dir[400];
+			const char *slash = strrchr(path, '/');
+			size_t dl = slash ? (size_t)(slash - path) : 0;
+			snprintf(dir, sizeof(dir), "%.*s", (int)dl, path);
+			snprintf(cand[nc++], sizeof(cand[0]), "/usr/lib/debug%.400s/%.100s", dir,
+				 (const char *)d->d_buf);
+		}
+	}
+	elf_end(e);
+	close(fd);
+	for (int i = 0; i < nc && !ef->nsyms; i++)
+		read_elf(ef, cand[i], true);
+}
+
+static struct elf_file *elf_get(struct ls_symbolizer *s, const char *path)
+{
+	struct elf_file *ef;
+
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (!strcmp(s->files[i]->path, path))
+			return s->files[i];
+	ef = calloc(1, sizeof(*ef));
+	if (!ef)
+		abort();
+	ef->path = strdup(path);
+	if (read_elf(ef, path, false) == 0 && !ef->nsyms)
+		read_debug_file(ef, path);
+	if (ef->nsyms)
+		qsort(ef->syms, ef->nsyms, sizeof(*ef->syms), sym_cmp);
+	GROW(s->files, s->nfiles, s->capfiles);
+	s->files[s->nfiles++] = ef;
+	return ef;
+}
+
+const char *ls_sym_file_offset(struct ls_symbolizer *s, const char *path, uint64_t off)
+{
+	struct elf_file *ef = elf_get(s, path);
+	uint64_t vaddr = off;
+	const struct sym *sy;
+
+	for (int i = 0; i < ef->nsegs; i++)
+		if (off >= ef->segs[i].off && off < ef->segs[i].off + ef->segs[i].filesz) {
+			vaddr = off - ef->segs[i].off + ef->segs[i].vaddr;
+			break;
+		}
+	sy = find(ef->syms, ef->nsyms, vaddr);
+	return sy ? sy->name : NULL;
+}
+
+static struct proc_maps *proc_get(const struct ls_symbolizer *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	return NULL;
+}
+
+int ls_sym_has_process(const struct ls_symbolizer *s, pid_t pid)
+{
+	return proc_get(s, pid) != NULL;
+}
+
+int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid)
+{
+	char path[64], line[4096];
+	struct proc_maps *p = proc_get(s, pid);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (!p) {
+		GROW(s->procs, s->nprocs, s->capprocs);
+		p = &s->procs[s->nprocs++];
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		free(p->m[i].path);
+	p->n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long b, e, off;
+		char perms[8], file[3000] = "";
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %2999[^\n]", &b, &e, perms, &off, file) < 4 ||
+		    perms[2] != 'x')
+			continue;
+		GROW(p->m, p->n, p->cap);
+		char full[3100];
+		/* Through the process's root when the path is not ours (another
+		 * mount namespace); ours otherwise: the process may be gone by
+		 * the time we read the file. */
+		snprintf(full, sizeof(full), "%s", file[0] ? file : "[anon]");
+		if (file[0] == '/' && access(file, R_OK))
+			snprintf(full, sizeof(full), "/proc/%d/root%s", pid, file);
+		p->m[p->n++] = (struct mapping){b, e, off, strdup(full)};
+	}
+	fclose(f);
+	return 0;
+}
+
+const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char *buf, size_t len)
+{
+	if (!pid) {
+		if (!s->kloaded)
+			load_kallsyms(s);
+		const struct sym *k = find(s->ksyms, s->nk, ip);
+		snprintf(buf, len, "%s", k ? k->name : "[unknown] (kernel)");
+		return buf;
+	}
+	const struct proc_maps *p = proc_get(s, pid);
+	for (size_t i = 0; p && i < p->n; i++) {
+		const struct mapping *m = &p->m[i];
+		const char *base;
+		if (ip < m->start || ip >= m->end)
+			continue;
+		base = strrchr(m->path, '/');
+		base = base ? base + 1 : m->path;
+		if (m->path[0] != '/') {
+			snprintf(buf, len, "[unknown] (%s)", m->path);
+			return buf;
+		}
+		const char *name = ls_sym_file_offset(s, m->path, ip - m->start + m->pgoff);
+		if (name)
+			snprintf(buf, len, "%s", name);
+		else
+			snprintf(buf, len, "[unknown] (%s)", base);
+		return buf;
+	}
+	snprintf(buf, len, "[unknown]");
+	return buf;
+}
+
+void ls_sym_free(struct ls_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nk; i++)
+		free(s->ksyms[i].name);
+	free(s->ksyms);
+	for (size_t i = 0; i < s->nfiles; i++) {
+		for (size_t k = 0; k < s->files[i]->nsyms; k++)
+			free(s->files[i]->syms[k].name);
+		free(s->files[i]->syms);
+		free(s->files[i]->path);
+		free(s->files[i]);
+	}
+	free(s->files);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		for (size_t k = 0; k < s->procs[i].n; k++)
+			free(s->procs[i].m[k].path);
+		free(s->procs[i].m);
+	}
+	free(s->procs);
+	free(s);
+}

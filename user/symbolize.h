@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Symbolization of stack addresses: kernel ones from /proc/kallsyms, user
+ * ones through the process's mappings (read while it lives) and the ELF
+ * symbol tables of the mapped files (.symtab, else .dynsym, else a debug file
+ * found by build-id or .gnu_debuglink under /usr/lib/debug). One cache entry
+ * per file. Unknown frames read "[unknown]" with their module.
+ */
+#ifndef LATSPLIT_USER_SYMBOLIZE_H
+#define LATSPLIT_USER_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ls_symbolizer;
+
+struct ls_symbolizer *ls_sym_new(void);
+/* Reads pid's executable mappings now (again if called again). */
+int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid);
+int ls_sym_has_process(const struct ls_symbolizer *s, pid_t pid);
+/* Writes the name of ip in pid (pid 0: the kernel) into buf. */
+const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char *buf, size_t len);
+/* Symbols of one ELF file at a file offset, for tests: NULL if none. */
+const char *ls_sym_file_offset(struct ls_symbolizer *s, const char *path, uint64_t off);
+void ls_sym_free(struct ls_symbolizer *s);
+
+#endif
