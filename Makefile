@@ -30,7 +30,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 CUDA_HOME ?= /usr/local/cuda
 HAVE_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h)
 CUPTI_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))
-TOOLS := $(BUILD)/liblatsplit-engine.so $(BUILD)/mock-engine $(BUILD)/loadgen
+TOOLS := $(BUILD)/liblatsplit-engine.so $(BUILD)/mock-engine $(BUILD)/loadgen $(BUILD)/runq-load
 ifneq ($(HAVE_CUPTI),)
 ifneq ($(CUPTI_LIB),)
 TOOLS += $(BUILD)/liblatsplit-cupti.so $(BUILD)/cupti-emit
@@ -105,6 +105,10 @@ $(BUILD)/mock-engine: tools/mock-engine/*.c tools/mock-engine/mock.h $(BUILD)/li
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -DLATSPLIT_ENGINE_NO_PROBES -o $@ tools/mock-engine/*.c \
 		-L$(BUILD) -llatsplit-engine -Wl,-rpath,'$$ORIGIN' -lpthread -lm
+
+$(BUILD)/runq-load: tests/helpers/runq_load.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread
 
 $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
 	$(call msg,CC,$@)

@@ -335,6 +335,20 @@ static void print_text(const char *path, struct ls_reader *rd, struct ls_analysi
 	       "gpu: %s; scheduler: %s\n",
 	       n_events, n_inferred, rs->n - n_events - n_inferred, ls_timeline_gpu_source(tl),
 	       ls_timeline_has_sched(tl) ? "yes" : "no");
+	size_t nq;
+	const uint64_t *q = ls_timeline_runq(tl, &nq);
+	if (nq) {
+		uint64_t sum = 0;
+		size_t over_ms = 0;
+		for (size_t i = 0; i < nq; i++) {
+			sum += q[i];
+			over_ms += q[i] >= 1024000; /* runqlat's 1024 us bucket edge */
+		}
+		printf("  run queue of the tracked threads: %zu waits, mean %.1f us, p50 %.1f us, "
+		       "p99 %.1f us, max %.1f us, %.1f%% >= 1024 us\n",
+		       nq, sum / 1e3 / nq, q[nq / 2] / 1e3, q[(size_t)(nq * 0.99)] / 1e3, q[nq - 1] / 1e3,
+		       100.0 * over_ms / nq);
+	}
 	if (!(h->sources & LS_SRC_SOCK_IO))
 		printf("  no socket I/O in this capture (syscall tracepoints unavailable): requests "
 		       "cannot be reconstructed\n");

@@ -64,6 +64,8 @@ struct ls_timeline {
 	uint32_t launcher_tid[8];
 	uint64_t launcher_n[8];
 	struct ls_spans launcher_oncpu;
+	uint64_t *runq;
+	size_t nrunq;
 	unsigned gpu_sources;
 	bool saw_sched;
 	struct eng_ev *ev;
@@ -310,6 +312,18 @@ static int u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+const uint64_t *ls_timeline_runq(const struct ls_timeline *tl, size_t *n)
+{
+	*n = tl->nrunq;
+	return tl->runq;
+}
+
 static bool in_group(const struct ls_timeline *tl, uint32_t tgid)
 {
 	return tl->n_group &&
@@ -392,9 +406,16 @@ void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, s
 	for (size_t i = 0; i < tl->n_oncpu; i++)
 		if (in_group(tl, tl->oncpu[i].tgid))
 			ls_spans_add(&tl->layers[LS_L_ONCPU], tl->oncpu[i].b, tl->oncpu[i].e);
+	tl->runq = malloc((tl->n_runnable ? tl->n_runnable : 1) * sizeof(uint64_t));
+	if (!tl->runq)
+		abort();
 	for (size_t i = 0; i < tl->n_runnable; i++)
-		if (in_group(tl, tl->runnable[i].tgid))
+		if (in_group(tl, tl->runnable[i].tgid)) {
 			ls_spans_add(&tl->layers[LS_L_RUNNABLE], tl->runnable[i].b, tl->runnable[i].e);
+			tl->runq[tl->nrunq++] = tl->runnable[i].e - tl->runnable[i].b;
+		}
+	if (tl->nrunq)
+		qsort(tl->runq, tl->nrunq, sizeof(uint64_t), u64_cmp);
 	int best = 0;
 	for (int i = 1; i < 8; i++)
 		if (tl->launcher_n[i] > tl->launcher_n[best])
@@ -658,6 +679,7 @@ void ls_timeline_free(struct ls_timeline *tl)
 	}
 	ls_spans_free(&tl->busy);
 	ls_spans_free(&tl->launcher_oncpu);
+	free(tl->runq);
 	free(tl->ev);
 	free(tl->ereq);
 	free(tl);

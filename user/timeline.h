@@ -66,6 +66,9 @@ const struct ls_gpu_summary *ls_timeline_gpu_summary(const struct ls_timeline *t
 const char *ls_timeline_gpu_source(const struct ls_timeline *tl);
 bool ls_timeline_has_engine(const struct ls_timeline *tl);
 bool ls_timeline_has_sched(const struct ls_timeline *tl);
+/* Run-queue waits of engine-group threads (wakeup or preemption to running),
+ * in ns, sorted; *n set. Valid after finish. */
+const uint64_t *ls_timeline_runq(const struct ls_timeline *tl, size_t *n);
 
 /* Engine facts joined to one HTTP request. */
 struct ls_engine_join {
