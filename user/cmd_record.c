@@ -169,6 +169,18 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+struct stack_copy {
+	__s32 id;
+	int n;
+	unsigned long long ips[127];
+};
+
+static int copy_cmp(const void *a, const void *b)
+{
+	const struct stack_copy *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
 static int use_cmp(const void *a, const void *b)
 {
 	const struct stack_use *x = a, *y = b;
@@ -187,11 +199,7 @@ static void write_stacks(struct recorder *r, bool symbolize)
 	int n;
 	/* id -> its addresses, for symbolization */
 	size_t cap = 0, nst = 0;
-	struct {
-		__s32 id;
-		int n;
-		unsigned long long ips[127];
-	} *all = NULL;
+	struct stack_copy *all = NULL;
 
 	while ((n = ls_bpf_stack_next(r->bpf, &id, &have, ips, 127)) > 0) {
 		memset(st, 0, sizeof(*st));
@@ -220,12 +228,14 @@ static void write_stacks(struct recorder *r, bool symbolize)
 		struct ls_rec_sym *sy = (void *)sbuf;
 
 		qsort(r->uses, r->nuses, sizeof(*r->uses), use_cmp);
+		if (nst)
+			qsort(all, nst, sizeof(*all), copy_cmp);
 		for (size_t i = 0; i < r->nuses; i++) {
+			struct stack_copy key = {.id = r->uses[i].id}, *found;
 			if (i && !use_cmp(&r->uses[i], &r->uses[i - 1]))
 				continue;
-			for (size_t k = 0; k < nst; k++) {
-				if (all[k].id != r->uses[i].id)
-					continue;
+			found = nst ? bsearch(&key, all, nst, sizeof(*all), copy_cmp) : NULL;
+			for (size_t k = found ? (size_t)(found - all) : nst; k < nst; k = nst) {
 				for (int j = 0; j < all[k].n; j++) {
 					ls_sym_resolve(r->sym, r->uses[i].pid, all[k].ips[j], name, sizeof(name));
 					size_t nl = strlen(name) + 1;
@@ -239,7 +249,6 @@ static void write_stacks(struct recorder *r, bool symbolize)
 					memcpy(sy + 1, name, nl);
 					write_record(r, &sy->h);
 				}
-				break;
 			}
 		}
 	}
