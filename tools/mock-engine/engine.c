@@ -234,13 +234,16 @@ static void *engine_main(void *arg)
 			r->produced_at = end;
 			if (r->produced >= r->max_tokens)
 				r->finished = true;
+			/* once finished and unlocked, the front end may free r */
+			uint64_t id = r->id;
+			bool first = r->produced == 1, finished = r->finished;
 			pthread_cond_signal(&r->cv);
 			pthread_mutex_unlock(&r->mu);
-			if (r->produced == 1 && ecfg.events)
-				latsplit_first_token(r->id);
-			if (r->finished) {
+			if (first && ecfg.events)
+				latsplit_first_token(id);
+			if (finished) {
 				if (ecfg.events)
-					latsplit_request_finished(r->id, LS_ENGINE_OK);
+					latsplit_request_finished(id, LS_ENGINE_OK);
 				run[i--] = run[--nrun];
 			}
 		}
