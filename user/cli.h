@@ -23,5 +23,8 @@ __u64 ls_now_ns(void);
 /* Parses a non-negative number with optional fraction; false if invalid. */
 bool ls_parse_double(const char *s, double *out);
 bool ls_parse_uint(const char *s, unsigned long max, unsigned long *out);
+/* The optional capture FILE after the options (at optind); -1 (after a
+ * one-line error) when more arguments follow. */
+int ls_capture_arg(const char *cmd, int argc, char **argv, const char **path);
 
 #endif

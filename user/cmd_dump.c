@@ -62,12 +62,8 @@ int cmd_dump(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc) {
-		ls_err("dump", "unexpected argument '%s'", argv[optind]);
+	if (ls_capture_arg("dump", argc, argv, &path))
 		return EXIT_USAGE;
-	}
 	if (ls_reader_open(&r, path, err, sizeof(err)) < 0) {
 		ls_err("dump", "%s", err);
 		return 1;

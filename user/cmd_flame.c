@@ -348,12 +348,8 @@ int cmd_flame(int argc, char **argv)
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc) {
-		ls_err("flame", "unexpected argument '%s'", argv[optind]);
+	if (ls_capture_arg("flame", argc, argv, &path))
 		return EXIT_USAGE;
-	}
 	if (strcmp(kind, "latency") && strcmp(kind, "gpu") && strcmp(kind, "cpu") &&
 	    strcmp(kind, "offcpu")) {
 		ls_err("flame", "unknown --kind '%s' (latency, gpu, cpu, offcpu)", kind);

@@ -487,12 +487,8 @@ int cmd_report(int argc, char **argv)
 		ls_err("report", "--json and --csv exclude each other");
 		return EXIT_USAGE;
 	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc) {
-		ls_err("report", "unexpected argument '%s'", argv[optind]);
+	if (ls_capture_arg("report", argc, argv, &path))
 		return EXIT_USAGE;
-	}
 	if (ls_analysis_run(&rs, path, err, sizeof(err))) {
 		ls_err("report", "%s", err);
 		return 1;

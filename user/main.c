@@ -4,6 +4,7 @@
  * of cli.h.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,17 @@ bool ls_parse_uint(const char *s, unsigned long max, unsigned long *out)
 	errno = 0;
 	*out = strtoul(s, &end, 10);
 	return !*end && !errno && *out <= max;
+}
+
+int ls_capture_arg(const char *cmd, int argc, char **argv, const char **path)
+{
+	if (optind < argc)
+		*path = argv[optind++];
+	if (optind < argc) {
+		ls_err(cmd, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	return 0;
 }
 
 static void usage(FILE *out)
