@@ -2,7 +2,9 @@
 /*
  * `latsplit flame`: flame graphs from a capture, folded or SVG.
  *   latency  requests' wall time by component and sub-part
- *            (latency;queueing;queueing.engine), ns summed over requests
+ *            (latency;queueing;queueing.engine), ns summed over requests;
+ *            under host, the CPU samples of the engine group in each
+ *            request's served window (its host time spread over them)
  *   gpu      GPU time by process and kernel (or copy direction), ns
  *   cpu      on-CPU samples: process;user frames;kernel frames, samples
  *   offcpu   time tracked threads spent blocked, by the stack they blocked
@@ -30,8 +32,12 @@ static int owner(int sub)
 	return LS_C_TRANSFER;
 }
 
-static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, bool ttft,
-			  unsigned long request, const char *component, unsigned long pid)
+struct stack_data;
+static void expand_host(struct ls_flame *f, const struct stack_data *d, uint64_t b, uint64_t e,
+			uint64_t host_ns);
+
+static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, const struct stack_data *d,
+			  bool ttft, unsigned long request, const char *component, unsigned long pid)
 {
 	for (size_t i = 0; i < a->n; i++) {
 		const struct ls_request *r = &a->v[i];
@@ -51,6 +57,12 @@ static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, bool 
 			const char *fr[2] = {"latency", ls_comp_name(c)};
 			if (comp[c] == LS_NULL || (component && strcmp(component, fr[1])))
 				continue;
+			if (c == LS_C_HOST && d && comp[c]) {
+				uint64_t b = s->t_sched ? s->t_sched : r->t_read;
+				uint64_t e = ttft ? r->t_first : r->t_out;
+				expand_host(f, d, b, e, comp[c]);
+				continue;
+			}
 			ls_flame_add(f, fr, 2, comp[c]);
 		}
 	}
@@ -213,23 +225,18 @@ static int frames(const struct stack_data *d, __u32 pid, const char *comm, __s32
 	return n;
 }
 
-static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsigned long pid,
-		       char *err, size_t len)
+/* Stacks, symbols, samples and switches of a capture, events in time order.
+ * *sources: the capture's source bits. */
+static int load_stack_data(const char *path, struct stack_data *dd, __u64 *sources, char *err,
+			   size_t len)
 {
 	struct stack_data d = {0};
 	struct ls_reader *rd;
 	const struct ls_hdr *rec;
-	static char names[256][128];
-	const char *fr[256];
 
 	if (ls_reader_open(&rd, path, err, len) < 0)
 		return -1;
-	if (!(ls_reader_header(rd)->sources & (offcpu ? LS_SRC_OFFCPU : LS_SRC_SAMPLES))) {
-		snprintf(err, len, "%s: no %s stacks in this capture (recorded with %s)", path,
-			 offcpu ? "off-CPU" : "on-CPU", offcpu ? "--no-offcpu" : "-F 0 or a failed sampler");
-		ls_reader_close(rd);
-		return -1;
-	}
+	*sources = ls_reader_header(rd)->sources;
 	while (ls_reader_next(rd, &rec) == 1) {
 		if (rec->type == LS_REC_STACK) {
 			const struct ls_rec_stack *s = (const void *)rec;
@@ -250,7 +257,41 @@ static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsign
 		qsort(d.syms, d.nsyms, sizeof(*d.syms), sym_cmp);
 	if (d.nevents)
 		qsort(d.events, d.nevents, sizeof(*d.events), ev_cmp);
-	/* events came in frame order; time order matters for off-CPU spans */
+	ls_reader_close(rd);
+	*dd = d;
+	return 0;
+}
+
+static void free_stack_data(struct stack_data *d)
+{
+	for (size_t i = 0; i < d->nevents; i++)
+		free(d->events[i]);
+	for (size_t i = 0; i < d->nstacks; i++)
+		free((char *)d->stacks[i].ips - sizeof(struct ls_rec_stack));
+	for (size_t i = 0; i < d->nsyms; i++)
+		free((char *)d->syms[i].name - sizeof(struct ls_rec_sym));
+	free(d->events);
+	free(d->stacks);
+	free(d->syms);
+}
+
+static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsigned long pid,
+		       char *err, size_t len)
+{
+	struct stack_data d;
+	static char names[256][128];
+	const char *fr[256];
+	__u64 sources;
+
+	if (load_stack_data(path, &d, &sources, err, len))
+		return -1;
+	if (!(sources & (offcpu ? LS_SRC_OFFCPU : LS_SRC_SAMPLES))) {
+		snprintf(err, len, "%s: no %s stacks in this capture (recorded with %s)", path,
+			 offcpu ? "off-CPU" : "on-CPU", offcpu ? "--no-offcpu" : "-F 0 or a failed sampler");
+		free_stack_data(&d);
+		return -1;
+	}
+	/* time order matters for off-CPU spans */
 	struct pending_block *pend = NULL;
 	size_t npend = 0, cappend = 0;
 	for (size_t i = 0; i < d.nevents; i++) {
@@ -284,17 +325,51 @@ static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsign
 		}
 	}
 	free(pend);
-	for (size_t i = 0; i < d.nevents; i++)
-		free(d.events[i]);
-	for (size_t i = 0; i < d.nstacks; i++)
-		free((char *)d.stacks[i].ips - sizeof(struct ls_rec_stack));
-	for (size_t i = 0; i < d.nsyms; i++)
-		free((char *)d.syms[i].name - sizeof(struct ls_rec_sym));
-	free(d.events);
-	free(d.stacks);
-	free(d.syms);
-	ls_reader_close(rd);
+	free_stack_data(&d);
 	return 0;
+}
+
+/* latency;host, expanded: each request's host time spread evenly over the
+ * CPU samples of the engine group inside its served window (their stacks
+ * show what the host was doing). Sums stay exact: the remainder goes to the
+ * last sample. Without samples in the window, the plain host frame. */
+static void expand_host(struct ls_flame *f, const struct stack_data *d, uint64_t b, uint64_t e,
+			uint64_t host_ns)
+{
+	static char names[256][128];
+	const char *fr[258];
+	size_t lo = 0, hi = d->nevents, k = 0, first;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (d->events[mid]->ts < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	for (size_t i = first; i < d->nevents && d->events[i]->ts <= e; i++)
+		k += d->events[i]->type == LS_EV_SAMPLE;
+	if (!k) {
+		const char *plain[2] = {"latency", "host"};
+		ls_flame_add(f, plain, 2, host_ns);
+		return;
+	}
+	uint64_t each = host_ns / k, left = host_ns;
+	for (size_t i = first; i < d->nevents && d->events[i]->ts <= e; i++) {
+		const struct ls_ev_sample *smp = (const void *)d->events[i];
+		char comm[LS_COMM_LEN + 1];
+		if (smp->h.type != LS_EV_SAMPLE)
+			continue;
+		memcpy(comm, smp->comm, LS_COMM_LEN);
+		comm[LS_COMM_LEN] = '\0';
+		fr[0] = "latency";
+		fr[1] = "host";
+		int n = frames(d, smp->h.pid, comm, smp->ustack, smp->kstack, names, fr + 2, 256);
+		uint64_t w = --k ? each : left;
+		ls_flame_add(f, fr, n + 2, w);
+		left -= w;
+	}
 }
 
 static void usage(FILE *out)
@@ -365,7 +440,13 @@ int cmd_flame(int argc, char **argv)
 			ls_flame_free(f);
 			return 1;
 		}
-		latency_flame(f, &a, ttft, request, component, pid);
+		struct stack_data d;
+		__u64 sources = 0;
+		bool have_d = !load_stack_data(path, &d, &sources, err, sizeof(err));
+		bool samples = have_d && (sources & LS_SRC_SAMPLES);
+		latency_flame(f, &a, samples ? &d : NULL, ttft, request, component, pid);
+		if (have_d)
+			free_stack_data(&d);
 		ls_analysis_free(&a);
 	} else if (!strcmp(kind, "gpu") ? gpu_flame(f, path, pid, err, sizeof(err))
 					: stack_flame(f, path, !strcmp(kind, "offcpu"), pid, err, sizeof(err))) {

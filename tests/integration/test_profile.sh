@@ -36,3 +36,16 @@ check "profile.offcpu" test "$slept" -ge 570 -a "$slept" -le 700
 "$LS" flame --kind cpu --svg -o "$T/cpu.svg" "$T/p.data"
 python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit(0 if any("hot_loop" in (t.firstChild.data or "") for t in d.getElementsByTagName("title")) else 1)' "$T/cpu.svg"
 check "profile.svg" test $? -eq 0
+
+# The latency flame graph expands host time with the samples of the served
+# windows, and its total is still the sum of every request's components.
+PORT=18787
+start_recording "$T/eng.data" "$T/ready" -- "$ENGINE" --port $PORT --bind 127.0.0.1 --token-ms 1 \
+  --host-us 3000 --ready-file "$T/ready" || { fail "profile.latency: engine did not start"; exit 0; }
+"$LOADGEN" --port $PORT -c 4 -n 12 --stream --max-tokens 20 2>/dev/null
+stop_recording 0.3
+flame_total=$("$LS" flame --kind latency "$T/eng.data" | awk '{s += $NF} END {printf "%.0f", s}')
+split_total=$("$LS" report --json "$T/eng.data" | python3 -c 'import json, sys; print(sum(sum(v for v in json.loads(l)["components"].values() if v is not None) for l in sys.stdin))')
+host_frames=$("$LS" flame --kind latency "$T/eng.data" | grep -c "^latency;host;mock-engine")
+info "latency flame total $flame_total ns, components summed $split_total ns, $host_frames host stacks"
+check "profile.latency_flame" test "$flame_total" = "$split_total" -a "$host_frames" -gt 0
