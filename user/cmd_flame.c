@@ -12,6 +12,7 @@
  * Stacks are symbolized from the capture's own symbol records.
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,8 @@ static int owner(int sub)
 struct stack_data;
 static void expand_host(struct ls_flame *f, const struct stack_data *d, uint64_t b, uint64_t e,
 			uint64_t host_ns);
+static void expand_other(struct ls_flame *f, const struct stack_data *d, uint64_t b, uint64_t e,
+			 uint64_t other_ns);
 
 static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, const struct stack_data *d,
 			  bool ttft, unsigned long request, const char *component, unsigned long pid)
@@ -57,10 +60,13 @@ static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, const
 			const char *fr[2] = {"latency", ls_comp_name(c)};
 			if (comp[c] == LS_NULL || (component && strcmp(component, fr[1])))
 				continue;
-			if (c == LS_C_HOST && d && comp[c]) {
+			if (d && comp[c]) {
 				uint64_t b = s->t_sched ? s->t_sched : r->t_read;
 				uint64_t e = ttft ? r->t_first : r->t_out;
-				expand_host(f, d, b, e, comp[c]);
+				if (c == LS_C_HOST)
+					expand_host(f, d, b, e, comp[c]);
+				else
+					expand_other(f, d, b, e, comp[c]);
 				continue;
 			}
 			ls_flame_add(f, fr, 2, comp[c]);
@@ -148,6 +154,9 @@ struct stack_data {
 	size_t nsyms, capsyms;
 	struct ls_hdr **events; /* samples and blocking switches, in order */
 	size_t nevents, capevents;
+	struct pending_block *blocked; /* blocked spans with their stacks, by start */
+	uint64_t *blocked_end;
+	size_t nblocked, capblocked, capend;
 };
 
 static int sym_cmp(const void *a, const void *b)
@@ -257,6 +266,36 @@ static int load_stack_data(const char *path, struct stack_data *dd, __u64 *sourc
 		qsort(d.syms, d.nsyms, sizeof(*d.syms), sym_cmp);
 	if (d.nevents)
 		qsort(d.events, d.nevents, sizeof(*d.events), ev_cmp);
+	/* blocked spans: from a switch-out with stacks to that thread's next
+	 * switch-in (pushed in start order) */
+	struct pending_block *open = NULL;
+	size_t nopen = 0, capopen = 0;
+	for (size_t i = 0; i < d.nevents; i++) {
+		const struct ls_ev_sched_switch *e = (const void *)d.events[i];
+		if (e->h.type != LS_EV_SCHED_SWITCH)
+			continue;
+		for (size_t k = 0; k < nopen; k++) {
+			if (open[k].tid != e->next_tid)
+				continue;
+			PUSH(d.blocked, d.nblocked, d.capblocked, open[k]);
+			if (d.capend < d.capblocked) { /* blocked_end runs parallel */
+				d.capend = d.capblocked;
+				d.blocked_end = realloc(d.blocked_end, d.capend * sizeof(uint64_t));
+				if (!d.blocked_end)
+					abort();
+			}
+			d.blocked_end[d.nblocked - 1] = e->h.ts;
+			open[k--] = open[--nopen];
+		}
+		if (e->prev_ustack >= 0 || e->prev_kstack >= 0) {
+			struct pending_block pb = {e->h.tid, e->h.pid, e->h.ts, e->prev_ustack,
+						   e->prev_kstack, ""};
+			memcpy(pb.comm, e->prev_comm, LS_COMM_LEN);
+			pb.comm[LS_COMM_LEN] = '\0';
+			PUSH(open, nopen, capopen, pb);
+		}
+	}
+	free(open);
 	ls_reader_close(rd);
 	*dd = d;
 	return 0;
@@ -273,6 +312,8 @@ static void free_stack_data(struct stack_data *d)
 	free(d->events);
 	free(d->stacks);
 	free(d->syms);
+	free(d->blocked);
+	free(d->blocked_end);
 }
 
 static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsigned long pid,
@@ -327,6 +368,46 @@ static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsign
 	free(pend);
 	free_stack_data(&d);
 	return 0;
+}
+
+/* latency;other, expanded: each request's "other" time spread over the
+ * engine group's blocked spans overlapping its served window, in proportion
+ * to the overlap, under the stacks they blocked in. */
+static void expand_other(struct ls_flame *f, const struct stack_data *d, uint64_t b, uint64_t e,
+			 uint64_t other_ns)
+{
+	static char names[256][128];
+	const char *fr[258];
+	uint64_t total = 0, left = other_ns;
+	size_t last = SIZE_MAX;
+
+	for (size_t i = 0; i < d->nblocked && d->blocked[i].ts < e; i++) {
+		uint64_t lo = d->blocked[i].ts > b ? d->blocked[i].ts : b;
+		uint64_t hi = d->blocked_end[i] < e ? d->blocked_end[i] : e;
+		if (hi > lo) {
+			total += hi - lo;
+			last = i;
+		}
+	}
+	if (!total) {
+		const char *plain[2] = {"latency", "other"};
+		ls_flame_add(f, plain, 2, other_ns);
+		return;
+	}
+	for (size_t i = 0; i <= last; i++) {
+		const struct pending_block *p = &d->blocked[i];
+		uint64_t lo = p->ts > b ? p->ts : b, hi = d->blocked_end[i] < e ? d->blocked_end[i] : e;
+		if (hi <= lo)
+			continue;
+		uint64_t w = i == last ? left : (uint64_t)((double)other_ns * (hi - lo) / total);
+		if (w > left)
+			w = left;
+		fr[0] = "latency";
+		fr[1] = "other";
+		int n = frames(d, p->pid, p->comm, p->ustack, p->kstack, names, fr + 2, 256);
+		ls_flame_add(f, fr, n + 2, w);
+		left -= w;
+	}
 }
 
 /* latency;host, expanded: each request's host time spread evenly over the
