@@ -169,7 +169,7 @@ static void read_debug_file(struct elf_file *ef, const char *path)
 	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	char cand[2][600];
+	char cand[4][600];
 	int nc = 0;
 
 	if (!e) {
@@ -177,7 +177,7 @@ static void read_debug_file(struct elf_file *ef, const char *path)
 			close(fd);
 		return;
 	}
-	while ((scn = elf_nextscn(e, scn)) && nc < 2) {
+	while ((scn = elf_nextscn(e, scn)) && nc < 2) { /* at most 1 + 3 candidates */
 		Elf_Data *d;
 		size_t shstrndx;
 		const char *name;
@@ -196,19 +196,22 @@ static void read_debug_file(struct elf_file *ef, const char *path)
 				off += snprintf(cand[nc] + off, sizeof(cand[nc]) - off, "%02x", id[i]);
 			snprintf(cand[nc] + off, sizeof(cand[nc]) - off, ".debug");
 			nc++;
-		} else if (!strcmp(name, ".gnu_debuglink")) {
+		} else if (!strcmp(name, ".gnu_debuglink") && nc < 2) {
+			/* where gdb looks: beside the file, in .debug/, under /usr/lib/debug */
 			char dir[400];
-			const char *slash = strrchr(path, '/');
+			const char *slash = strrchr(path, '/'), *dl_name = d->d_buf;
 			size_t dl = slash ? (size_t)(slash - path) : 0;
 			snprintf(dir, sizeof(dir), "%.*s", (int)dl, path);
-			snprintf(cand[nc++], sizeof(cand[0]), "/usr/lib/debug%.400s/%.100s", dir,
-				 (const char *)d->d_buf);
+			snprintf(cand[nc++], sizeof(cand[0]), "%.400s/%.100s", dir, dl_name);
+			snprintf(cand[nc++], sizeof(cand[0]), "%.400s/.debug/%.100s", dir, dl_name);
+			snprintf(cand[nc++], sizeof(cand[0]), "/usr/lib/debug%.400s/%.100s", dir, dl_name);
 		}
 	}
 	elf_end(e);
 	close(fd);
 	for (int i = 0; i < nc && !ef->nsyms; i++)
-		read_elf(ef, cand[i], true);
+		if (strcmp(cand[i], path)) /* not the stripped file itself */
+			read_elf(ef, cand[i], true);
 }
 
 static struct elf_file *elf_get(struct ls_symbolizer *s, const char *path)
