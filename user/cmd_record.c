@@ -57,7 +57,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: latsplit record [-o FILE] [-d SECONDS] [-p PID[,PID...]] [--port N[,N...]]\n"
 		"                       [--ringbuf MB] [--capture-bytes N] [-z LEVEL] [-v] [-- COMMAND [ARGS...]]\n\n"
-		"Captures scheduler and TCP events of the tracked processes into FILE.\n"
+		"Captures scheduler, TCP, socket I/O, engine-event, GPU and stack events of the\n"
+		"tracked processes into FILE.\n"
 		"Tracked: the processes named with -p and their descendants, COMMAND and its\n"
 		"children, and the owners of --port listeners; with none of these, everything.\n\n"
 		"  -o, --output FILE    capture file (default latsplit.data; an existing one\n"

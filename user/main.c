@@ -21,10 +21,10 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{"check", cmd_check, "what this host supports, and why not"},
-	{"record", cmd_record, "capture scheduler and TCP events into a file"},
+	{"record", cmd_record, "capture scheduler, TCP, socket, engine, GPU and stack events"},
 	{"dump", cmd_dump, "print every event of a capture, one line each"},
 	{"report", cmd_report, "per-request latency split, summary and slowest requests"},
-	{"flame", cmd_flame, "flame graphs (latency split, GPU time), folded or SVG"},
+	{"flame", cmd_flame, "flame graphs: latency split, GPU, CPU, off-CPU; folded or SVG"},
 };
 
 void ls_err(const char *cmd, const char *fmt, ...)
