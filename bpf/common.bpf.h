@@ -16,6 +16,7 @@
 /* Filled by user space before load. */
 const volatile bool track_all = false;
 const volatile bool want_stacks = false; /* off-CPU stacks at sched_switch */
+const volatile bool want_io = false;     /* the socket domain runs: time blocked in writes */
 /* latsplit's own tgid: never traced, or its consumer would trace itself. */
 const volatile __u32 self_tgid = 0;
 /* Wake the consumer only once this much is queued; it also polls on a timer,

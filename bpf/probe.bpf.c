@@ -8,10 +8,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
+#include "latsplit/probe.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-enum { P_TRACEPOINT, P_RAW_TP, P_TP_BTF, P_KPROBE, P_FENTRY, P_PERF, P_UPROBE, P_USDT, P_MAX };
 
 __u64 hits[P_MAX] = {};
 

@@ -28,14 +28,14 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 	if (!prev_tracked && !next_tracked)
 		return 0;
 	/* Time asleep inside a socket write: the send buffer was full. */
-	if (prev_tracked && state != 0) {
+	if (want_io && prev_tracked && state != 0) {
 		__u32 tid = BPF_CORE_READ(prev, pid);
 		struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
 
 		if (io && io->dir == LS_IO_OUT)
 			io->off_start = bpf_ktime_get_ns();
 	}
-	if (next_tracked) {
+	if (want_io && next_tracked) {
 		__u32 tid = BPF_CORE_READ(next, pid);
 		struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
 

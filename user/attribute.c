@@ -69,21 +69,6 @@ struct cursor {
 	size_t n, i;
 };
 
-/* First span ending after t. */
-static size_t seek(const struct ls_span *v, size_t n, uint64_t t)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (v[mid].e <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Adds to out[k] the time of [a, b) whose highest active class is k; where
  * none of the layers is active, K_BASE. Layers absent: NULL. */
 static void partition(uint64_t a, uint64_t b, const struct ls_spans *layers[K_BASE],
@@ -97,7 +82,7 @@ static void partition(uint64_t a, uint64_t b, const struct ls_spans *layers[K_BA
 	for (int k = 0; k < K_BASE; k++) {
 		c[k].v = layers[k] ? layers[k]->v : NULL;
 		c[k].n = layers[k] ? layers[k]->n : 0;
-		c[k].i = c[k].n ? seek(c[k].v, c[k].n, a) : 0;
+		c[k].i = layers[k] ? ls_spans_seek(layers[k], a) : 0;
 	}
 	while (t < b) {
 		uint64_t next = b;

@@ -19,10 +19,10 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "latsplit/probe.h"
 #include "probe.h"
 #include "probe.skel.h"
 
-enum { P_TRACEPOINT, P_RAW_TP, P_TP_BTF, P_KPROBE, P_FENTRY, P_PERF, P_UPROBE, P_USDT, P_MAX };
 
 struct result {
 	const char *name;

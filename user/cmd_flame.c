@@ -20,6 +20,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "flame.h"
+#include "grow.h"
 #include "latsplit/engine.h"
 
 static int owner(int sub)
@@ -139,9 +140,11 @@ struct symrec {
 	const char *name;
 };
 
+/* A thread blocked from ts (a switch-out with stacks) to end (its next
+ * switch-in; 0 while open). */
 struct pending_block {
 	__u32 tid, pid;
-	__u64 ts;
+	__u64 ts, end;
 	__s32 ustack, kstack;
 	char comm[LS_COMM_LEN + 1];
 };
@@ -154,9 +157,8 @@ struct stack_data {
 	size_t nsyms, capsyms;
 	struct ls_hdr **events; /* samples and blocking switches, in order */
 	size_t nevents, capevents;
-	struct pending_block *blocked; /* blocked spans with their stacks, by start */
-	uint64_t *blocked_end;
-	size_t nblocked, capblocked, capend;
+	struct pending_block *blocked; /* closed blocked spans with their stacks, by start */
+	size_t nblocked, capblocked;
 };
 
 static int sym_cmp(const void *a, const void *b)
@@ -178,17 +180,29 @@ static const char *sym_name(const struct stack_data *d, __u32 pid, __u64 ip, cha
 	return buf;
 }
 
+static int stk_cmp(const void *a, const void *b)
+{
+	const struct stk *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* stacks are sorted by id once loaded */
 static const struct stk *stack_of(const struct stack_data *d, __s32 id)
 {
-	for (size_t i = 0; id >= 0 && i < d->nstacks; i++)
-		if (d->stacks[i].id == id)
-			return &d->stacks[i];
-	return NULL;
+	struct stk key = {.id = id};
+
+	return id >= 0 && d->nstacks ? bsearch(&key, d->stacks, d->nstacks, sizeof(key), stk_cmp) : NULL;
 }
 
 static int ev_cmp(const void *a, const void *b)
 {
 	const struct ls_hdr *x = *(struct ls_hdr *const *)a, *y = *(struct ls_hdr *const *)b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int block_cmp(const void *a, const void *b)
+{
+	const struct pending_block *x = a, *y = b;
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
@@ -201,16 +215,6 @@ static void *dup_rec(const struct ls_hdr *h)
 	return c;
 }
 
-#define PUSH(arr, n, cap, v)                                                       \
-	do {                                                                       \
-		if ((n) == (cap)) {                                                \
-			(cap) = (cap) ? (cap) * 2 : 256;                           \
-			(arr) = realloc((arr), (cap) * sizeof(*(arr)));            \
-			if (!(arr))                                                \
-				abort();                                           \
-		}                                                                  \
-		(arr)[(n)++] = (v);                                                \
-	} while (0)
 
 /* Frames root first: process, user stack outermost first, kernel stack. */
 static int frames(const struct stack_data *d, __u32 pid, const char *comm, __s32 ustack,
@@ -253,21 +257,26 @@ static int load_stack_data(const char *path, struct stack_data *dd, __u64 *sourc
 			__u32 n = s->nips;
 			if (sizeof(*s) + n * 8 > rec->size)
 				n = (rec->size - sizeof(*s)) / 8;
-			PUSH(d.stacks, d.nstacks, d.capstacks, ((struct stk){s->id, n, (const __u64 *)(c + 1)}));
+			GROW(d.stacks, d.nstacks, d.capstacks);
+			d.stacks[d.nstacks++] = ((struct stk){s->id, n, (const __u64 *)(c + 1)});
 		} else if (rec->type == LS_REC_SYM) {
 			struct ls_rec_sym *c = dup_rec(rec);
 			((char *)c)[rec->size - 1] = '\0';
-			PUSH(d.syms, d.nsyms, d.capsyms, ((struct symrec){c->h.pid, c->ip, (const char *)(c + 1)}));
+			GROW(d.syms, d.nsyms, d.capsyms);
+			d.syms[d.nsyms++] = ((struct symrec){c->h.pid, c->ip, (const char *)(c + 1)});
 		} else if (rec->type == LS_EV_SAMPLE || rec->type == LS_EV_SCHED_SWITCH) {
-			PUSH(d.events, d.nevents, d.capevents, (struct ls_hdr *)dup_rec(rec));
+			GROW(d.events, d.nevents, d.capevents);
+			d.events[d.nevents++] = (struct ls_hdr *)dup_rec(rec);
 		}
 	}
 	if (d.nsyms)
 		qsort(d.syms, d.nsyms, sizeof(*d.syms), sym_cmp);
+	if (d.nstacks)
+		qsort(d.stacks, d.nstacks, sizeof(*d.stacks), stk_cmp);
 	if (d.nevents)
 		qsort(d.events, d.nevents, sizeof(*d.events), ev_cmp);
 	/* blocked spans: from a switch-out with stacks to that thread's next
-	 * switch-in (pushed in start order) */
+	 * switch-in; closed in end order, then sorted by start */
 	struct pending_block *open = NULL;
 	size_t nopen = 0, capopen = 0;
 	for (size_t i = 0; i < d.nevents; i++) {
@@ -277,25 +286,23 @@ static int load_stack_data(const char *path, struct stack_data *dd, __u64 *sourc
 		for (size_t k = 0; k < nopen; k++) {
 			if (open[k].tid != e->next_tid)
 				continue;
-			PUSH(d.blocked, d.nblocked, d.capblocked, open[k]);
-			if (d.capend < d.capblocked) { /* blocked_end runs parallel */
-				d.capend = d.capblocked;
-				d.blocked_end = realloc(d.blocked_end, d.capend * sizeof(uint64_t));
-				if (!d.blocked_end)
-					abort();
-			}
-			d.blocked_end[d.nblocked - 1] = e->h.ts;
+			open[k].end = e->h.ts;
+			GROW(d.blocked, d.nblocked, d.capblocked);
+			d.blocked[d.nblocked++] = open[k];
 			open[k--] = open[--nopen];
 		}
 		if (e->prev_ustack >= 0 || e->prev_kstack >= 0) {
-			struct pending_block pb = {e->h.tid, e->h.pid, e->h.ts, e->prev_ustack,
+			struct pending_block pb = {e->h.tid, e->h.pid, e->h.ts, 0, e->prev_ustack,
 						   e->prev_kstack, ""};
 			memcpy(pb.comm, e->prev_comm, LS_COMM_LEN);
 			pb.comm[LS_COMM_LEN] = '\0';
-			PUSH(open, nopen, capopen, pb);
+			GROW(open, nopen, capopen);
+			open[nopen++] = pb;
 		}
 	}
 	free(open);
+	if (d.nblocked)
+		qsort(d.blocked, d.nblocked, sizeof(*d.blocked), block_cmp);
 	ls_reader_close(rd);
 	*dd = d;
 	return 0;
@@ -313,7 +320,6 @@ static void free_stack_data(struct stack_data *d)
 	free(d->stacks);
 	free(d->syms);
 	free(d->blocked);
-	free(d->blocked_end);
 }
 
 static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsigned long pid,
@@ -332,40 +338,25 @@ static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsign
 		free_stack_data(&d);
 		return -1;
 	}
-	/* time order matters for off-CPU spans */
-	struct pending_block *pend = NULL;
-	size_t npend = 0, cappend = 0;
-	for (size_t i = 0; i < d.nevents; i++) {
-		const struct ls_hdr *h = d.events[i];
-		if (!offcpu && h->type == LS_EV_SAMPLE) {
-			const struct ls_ev_sample *e = (const void *)h;
-			char comm[LS_COMM_LEN + 1];
-			if (pid && h->pid != pid)
+	if (offcpu) {
+		for (size_t i = 0; i < d.nblocked; i++) {
+			const struct pending_block *p = &d.blocked[i];
+			if (pid && p->pid != pid)
 				continue;
-			memcpy(comm, e->comm, LS_COMM_LEN);
-			comm[LS_COMM_LEN] = '\0';
-			int n = frames(&d, h->pid, comm, e->ustack, e->kstack, names, fr, 256);
-			ls_flame_add(f, fr, n, 1);
-		} else if (offcpu && h->type == LS_EV_SCHED_SWITCH) {
-			const struct ls_ev_sched_switch *e = (const void *)h;
-			/* the thread switched in ends its blocked span */
-			for (size_t k = 0; k < npend; k++) {
-				if (pend[k].tid != e->next_tid)
-					continue;
-				int n = frames(&d, pend[k].pid, pend[k].comm, pend[k].ustack, pend[k].kstack,
-					       names, fr, 256);
-				ls_flame_add(f, fr, n, h->ts > pend[k].ts ? h->ts - pend[k].ts : 0);
-				pend[k--] = pend[--npend];
-			}
-			if ((e->prev_ustack >= 0 || e->prev_kstack >= 0) && (!pid || h->pid == pid)) {
-				struct pending_block pb = {h->tid, h->pid, h->ts, e->prev_ustack, e->prev_kstack, ""};
-				memcpy(pb.comm, e->prev_comm, LS_COMM_LEN);
-				pb.comm[LS_COMM_LEN] = '\0';
-				PUSH(pend, npend, cappend, pb);
-			}
+			int n = frames(&d, p->pid, p->comm, p->ustack, p->kstack, names, fr, 256);
+			ls_flame_add(f, fr, n, p->end > p->ts ? p->end - p->ts : 0);
 		}
 	}
-	free(pend);
+	for (size_t i = 0; !offcpu && i < d.nevents; i++) {
+		const struct ls_ev_sample *e = (const void *)d.events[i];
+		char comm[LS_COMM_LEN + 1];
+		if (e->h.type != LS_EV_SAMPLE || (pid && e->h.pid != pid))
+			continue;
+		memcpy(comm, e->comm, LS_COMM_LEN);
+		comm[LS_COMM_LEN] = '\0';
+		int n = frames(&d, e->h.pid, comm, e->ustack, e->kstack, names, fr, 256);
+		ls_flame_add(f, fr, n, 1);
+	}
 	free_stack_data(&d);
 	return 0;
 }
@@ -383,7 +374,7 @@ static void expand_other(struct ls_flame *f, const struct stack_data *d, uint64_
 
 	for (size_t i = 0; i < d->nblocked && d->blocked[i].ts < e; i++) {
 		uint64_t lo = d->blocked[i].ts > b ? d->blocked[i].ts : b;
-		uint64_t hi = d->blocked_end[i] < e ? d->blocked_end[i] : e;
+		uint64_t hi = d->blocked[i].end < e ? d->blocked[i].end : e;
 		if (hi > lo) {
 			total += hi - lo;
 			last = i;
@@ -396,7 +387,7 @@ static void expand_other(struct ls_flame *f, const struct stack_data *d, uint64_
 	}
 	for (size_t i = 0; i <= last; i++) {
 		const struct pending_block *p = &d->blocked[i];
-		uint64_t lo = p->ts > b ? p->ts : b, hi = d->blocked_end[i] < e ? d->blocked_end[i] : e;
+		uint64_t lo = p->ts > b ? p->ts : b, hi = p->end < e ? p->end : e;
 		if (hi <= lo)
 			continue;
 		uint64_t w = i == last ? left : (uint64_t)((double)other_ns * (hi - lo) / total);

@@ -20,6 +20,7 @@
 #include "loader.h"
 #include "probe.h"
 #include "proc.h"
+#include "grow.h"
 #include "symbolize.h"
 
 #define MAX_PIDS 256
@@ -27,17 +28,14 @@
 #define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
 #define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
 
-struct stack_use {
-	__u32 pid;
-	__s32 id; /* user stack (pid > 0) or kernel stack (pid 0) */
-};
-
 struct recorder {
 	struct ls_writer *w;
 	struct ls_bpf *bpf;
 	struct ls_symbolizer *sym;
-	struct stack_use *uses;
+	/* (pid, stack id) pairs seen, as a set: key + 1, 0 = empty slot */
+	__u64 *uses;
 	size_t nuses, capuses;
+	__u32 last_pid; /* the last pid whose mappings are known: most events repeat it */
 	__u64 per_type[LS_REC_MAX];
 	__u64 events;
 	__u64 start_ts;
@@ -118,26 +116,54 @@ static void write_proc_info(struct recorder *r, pid_t pid)
 		write_record(r, (struct ls_hdr *)r->procbuf);
 }
 
+static __u64 use_key(__u32 pid, __s32 id)
+{
+	return ((__u64)pid << 32 | (__u32)id) + 1;
+}
+
+/* Adds key to the set of used stacks (linear probing, at most half full).
+ * Bounded by the stack map's entries per process, however long the run. */
+static void use_add(struct recorder *r, __u64 key)
+{
+	size_t h;
+
+	if ((r->nuses + 1) * 2 > r->capuses) {
+		size_t nc = r->capuses ? r->capuses * 2 : 4096;
+		__u64 *nu = calloc(nc, sizeof(*nu));
+		if (!nu)
+			return;
+		for (size_t i = 0; i < r->capuses; i++) {
+			if (!r->uses[i])
+				continue;
+			for (h = (r->uses[i] * 0x9e3779b97f4a7c15ull) >> 20 & (nc - 1); nu[h]; h = (h + 1) & (nc - 1))
+				;
+			nu[h] = r->uses[i];
+		}
+		free(r->uses);
+		r->uses = nu;
+		r->capuses = nc;
+	}
+	for (h = (key * 0x9e3779b97f4a7c15ull) >> 20 & (r->capuses - 1); r->uses[h];
+	     h = (h + 1) & (r->capuses - 1))
+		if (r->uses[h] == key)
+			return;
+	r->uses[h] = key;
+	r->nuses++;
+}
+
 /* A stack seen in pid: keep its mappings while the process lives, and
  * remember the stack for symbolization at the end. */
 static void use_stack(struct recorder *r, __u32 pid, __s32 ustack, __s32 kstack)
 {
-	if (ustack >= 0 && pid && r->sym && !ls_sym_has_process(r->sym, pid))
-		ls_sym_add_process(r->sym, pid);
-	for (int k = 0; k < 2; k++) {
-		__s32 id = k ? kstack : ustack;
-		if (id < 0)
-			continue;
-		if (r->nuses == r->capuses) {
-			size_t nc = r->capuses ? r->capuses * 2 : 1024;
-			struct stack_use *nu = realloc(r->uses, nc * sizeof(*nu));
-			if (!nu)
-				return;
-			r->uses = nu;
-			r->capuses = nc;
-		}
-		r->uses[r->nuses++] = (struct stack_use){k ? 0 : pid, id};
+	if (ustack >= 0 && pid && r->sym && pid != r->last_pid) {
+		if (!ls_sym_has_process(r->sym, pid))
+			ls_sym_add_process(r->sym, pid);
+		r->last_pid = pid;
 	}
+	if (ustack >= 0)
+		use_add(r, use_key(pid, ustack));
+	if (kstack >= 0)
+		use_add(r, use_key(0, kstack)); /* kernel stacks: pid 0 */
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -182,10 +208,10 @@ static int copy_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-static int use_cmp(const void *a, const void *b)
+static int u64_cmp(const void *a, const void *b)
 {
-	const struct stack_use *x = a, *y = b;
-	return x->pid != y->pid ? (x->pid < y->pid ? -1 : 1) : (x->id > y->id) - (x->id < y->id);
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+	return x < y ? -1 : x > y;
 }
 
 /* The stack map into the capture, then every address of every used stack
@@ -211,45 +237,41 @@ static void write_stacks(struct recorder *r, bool symbolize)
 		st->nips = n;
 		memcpy(st + 1, ips, n * sizeof(__u64));
 		write_record(r, &st->h);
-		if (nst == cap) {
-			cap = cap ? cap * 2 : 256;
-			void *na = realloc(all, cap * sizeof(*all));
-			if (!na)
-				break;
-			all = na;
-		}
+		GROW(all, nst, cap);
 		all[nst].id = id;
 		all[nst].n = n;
 		memcpy(all[nst].ips, ips, n * sizeof(ips[0]));
 		nst++;
 	}
-	if (symbolize && r->sym && r->nuses) {
+	if (symbolize && r->sym && r->nuses && nst) {
 		char name[512];
 		unsigned char sbuf[sizeof(struct ls_rec_sym) + sizeof(name)];
 		struct ls_rec_sym *sy = (void *)sbuf;
+		size_t k = 0;
 
-		qsort(r->uses, r->nuses, sizeof(*r->uses), use_cmp);
-		if (nst)
-			qsort(all, nst, sizeof(*all), copy_cmp);
-		for (size_t i = 0; i < r->nuses; i++) {
-			struct stack_copy key = {.id = r->uses[i].id}, *found;
-			if (i && !use_cmp(&r->uses[i], &r->uses[i - 1]))
-				continue;
-			found = nst ? bsearch(&key, all, nst, sizeof(*all), copy_cmp) : NULL;
-			for (size_t k = found ? (size_t)(found - all) : nst; k < nst; k = nst) {
-				for (int j = 0; j < all[k].n; j++) {
-					ls_sym_resolve(r->sym, r->uses[i].pid, all[k].ips[j], name, sizeof(name));
-					size_t nl = strlen(name) + 1;
-					memset(sy, 0, sizeof(*sy));
-					sy->h.type = LS_REC_SYM;
-					sy->h.size = sizeof(*sy) + nl;
-					sy->h.ts = ls_now_ns();
-					sy->h.pid = r->uses[i].pid;
-					sy->ip = all[k].ips[j];
-					sy->name_len = nl;
-					memcpy(sy + 1, name, nl);
-					write_record(r, &sy->h);
-				}
+		/* the set, compacted and sorted: by process, then stack */
+		for (size_t i = 0; i < r->capuses; i++)
+			if (r->uses[i])
+				r->uses[k++] = r->uses[i] - 1;
+		qsort(r->uses, k, sizeof(*r->uses), u64_cmp);
+		qsort(all, nst, sizeof(*all), copy_cmp);
+		for (size_t i = 0; i < k; i++) {
+			__u32 pid = r->uses[i] >> 32;
+			struct stack_copy key = {.id = (__s32)(__u32)r->uses[i]};
+			const struct stack_copy *found = bsearch(&key, all, nst, sizeof(*all), copy_cmp);
+
+			for (int j = 0; found && j < found->n; j++) {
+				ls_sym_resolve(r->sym, pid, found->ips[j], name, sizeof(name));
+				size_t nl = strlen(name) + 1;
+				memset(sy, 0, sizeof(*sy));
+				sy->h.type = LS_REC_SYM;
+				sy->h.size = sizeof(*sy) + nl;
+				sy->h.ts = ls_now_ns();
+				sy->h.pid = pid;
+				sy->ip = found->ips[j];
+				sy->name_len = nl;
+				memcpy(sy + 1, name, nl);
+				write_record(r, &sy->h);
 			}
 		}
 	}
@@ -338,30 +360,28 @@ static int port_owners(const unsigned long *ports, int nports, unsigned long *pi
 }
 
 /* liblatsplit-engine.so and liblatsplit-cupti.so beside the latsplit
- * binary, then in the usual libdirs. self_lib holds two paths. */
-static int default_engine_paths(const char **paths, char *self_lib, size_t len)
+ * binary, then in the usual libdirs. self[] holds the paths found beside. */
+static int default_engine_paths(const char **paths, char self[2][4096])
 {
 	static const char *const dirs[] = {
 		"/usr/local/lib/liblatsplit-engine.so", "/usr/lib/liblatsplit-engine.so",
 		"/usr/local/lib/liblatsplit-cupti.so", "/usr/lib/liblatsplit-cupti.so"};
 	static const char *const libs[] = {"liblatsplit-engine.so", "liblatsplit-cupti.so"};
-	size_t half = len / 2;
 	int k = 0;
 
 	for (int i = 0; i < 2; i++) {
-		char *buf = self_lib + i * half;
-		ssize_t n = readlink("/proc/self/exe", buf, half - 32);
+		ssize_t n = readlink("/proc/self/exe", self[i], sizeof(self[i]) - 32);
 		char *slash;
 
 		if (n <= 0)
 			continue;
-		buf[n] = '\0';
-		slash = strrchr(buf, '/');
+		self[i][n] = '\0';
+		slash = strrchr(self[i], '/');
 		if (!slash)
 			continue;
 		strcpy(slash + 1, libs[i]);
-		if (!access(buf, R_OK))
-			paths[k++] = buf;
+		if (!access(self[i], R_OK))
+			paths[k++] = self[i];
 	}
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		if (!access(dirs[i], R_OK))
@@ -442,7 +462,7 @@ int cmd_record(int argc, char **argv)
 	unsigned long freq = 49;
 	const char *engine_paths[8], *cuda_paths[4];
 	int nengine_paths = 0, ncuda_paths = 0;
-	char self_lib[8192];
+	char self_lib[2][4096];
 	char err[512], old[4096];
 	struct recorder r = {0};
 	struct ls_file_hdr hdr;
@@ -553,7 +573,7 @@ int cmd_record(int argc, char **argv)
 		port_owners(ports, nports, pids, &npids);
 
 	if (!nengine_paths)
-		nengine_paths = default_engine_paths(engine_paths, self_lib, sizeof(self_lib));
+		nengine_paths = default_engine_paths(engine_paths, self_lib);
 	struct ls_bpf_opts bo = {.track_all = track_all,
 				 .ringbuf_bytes = ringbuf_mb << 20,
 				 .capture_bytes = capture_bytes,

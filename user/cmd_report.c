@@ -280,15 +280,18 @@ static void gpu_summary(const struct ls_timeline *tl, uint64_t span_ns)
 		       (unsigned long long)g->pageable_copies);
 }
 
-/* Sorting requests by the split: an index array over the set. */
-static const struct ls_analysis *sort_set;
-static bool sort_ttft;
+/* Sorting requests by the split: an index array over the set (qsort_r). */
+struct slowest_by {
+	const struct ls_analysis *set;
+	bool ttft;
+};
 
-static int by_slowest(const void *a, const void *b)
+static int by_slowest(const void *a, const void *b, void *ctx)
 {
-	const struct ls_split *x = &sort_set->split[*(const size_t *)a];
-	const struct ls_split *y = &sort_set->split[*(const size_t *)b];
-	uint64_t tx = sort_ttft ? x->ttft : x->total, ty = sort_ttft ? y->ttft : y->total;
+	const struct slowest_by *by = ctx;
+	const struct ls_split *x = &by->set->split[*(const size_t *)a];
+	const struct ls_split *y = &by->set->split[*(const size_t *)b];
+	uint64_t tx = by->ttft ? x->ttft : x->total, ty = by->ttft ? y->ttft : y->total;
 
 	tx = tx == LS_NULL ? 0 : tx;
 	ty = ty == LS_NULL ? 0 : ty;
@@ -388,9 +391,8 @@ static void print_text(const char *path, struct ls_reader *rd, struct ls_analysi
 
 	for (size_t i = 0; i < rs->n; i++)
 		ix[i] = i;
-	sort_set = rs;
-	sort_ttft = ttft;
-	qsort(ix, rs->n, sizeof(size_t), by_slowest);
+	struct slowest_by by = {rs, ttft};
+	qsort_r(ix, rs->n, sizeof(size_t), by_slowest, &by);
 	if (top > rs->n)
 		top = rs->n;
 	printf("\nslowest %zu requests by %s (ms):\n", top, ttft ? "TTFT" : "total");

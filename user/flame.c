@@ -109,11 +109,11 @@ static void folded(const struct node *n, char *path, size_t len, size_t cap, FIL
 		folded(n->kids[i], path, len, cap, out);
 }
 
-void ls_flame_folded(const struct ls_flame *f, FILE *out)
+void ls_flame_folded(struct ls_flame *f, FILE *out)
 {
 	char path[65536];
 
-	sort_tree((struct node *)&f->root);
+	sort_tree(&f->root);
 	for (size_t i = 0; i < f->root.nkids; i++) {
 		path[0] = '\0';
 		folded(f->root.kids[i], path, 0, sizeof(path), out);
@@ -206,14 +206,14 @@ static void svg_node(const struct node *n, FILE *out, double x, int level, int h
 	}
 }
 
-void ls_flame_svg(const struct ls_flame *f, FILE *out, const char *title, const char *unit)
+void ls_flame_svg(struct ls_flame *f, FILE *out, const char *title, const char *unit)
 {
 	int levels = depth(&f->root);
 	int height = levels * FRAME_H + 3 * PAD + 24;
 	uint64_t total = f->root.total ? f->root.total : 1;
 	double scale = (SVG_W - 2.0 * PAD) / total;
 
-	sort_tree((struct node *)&f->root);
+	sort_tree(&f->root);
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		     "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		     "xmlns=\"http://www.w3.org/2000/svg\" onload=\"init()\">\n",

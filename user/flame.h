@@ -17,9 +17,10 @@ struct ls_flame *ls_flame_new(void);
  * (replaced). */
 void ls_flame_add(struct ls_flame *f, const char *const *frames, int n, uint64_t weight);
 uint64_t ls_flame_total(const struct ls_flame *f);
-void ls_flame_folded(const struct ls_flame *f, FILE *out);
+/* Both sort children by name first, so output is stable. */
+void ls_flame_folded(struct ls_flame *f, FILE *out);
 /* unit: what a weight counts ("ns", "samples"). */
-void ls_flame_svg(const struct ls_flame *f, FILE *out, const char *title, const char *unit);
+void ls_flame_svg(struct ls_flame *f, FILE *out, const char *title, const char *unit);
 void ls_flame_free(struct ls_flame *f);
 
 #endif

@@ -5,6 +5,7 @@
  * shared maps in the others, load them, attach all.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,11 +85,29 @@ static void table(struct ls_bpf *b)
 	t[b->ntps++] = TP(b->net, tcp_destroy_sock, LS_SRC_TCP_DESTROY, false);
 }
 
+/* Appends an item to a ", "-separated line (truncated if full). */
+static void __attribute__((format(printf, 3, 4)))
+append_item(char *line, size_t cap, const char *fmt, ...)
+{
+	size_t off = strlen(line);
+	va_list ap;
+
+	if (off && off + 2 < cap) {
+		strcpy(line + off, ", ");
+		off += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(line + off, cap - off, fmt, ap);
+	va_end(ap);
+}
+
+/* An optional source this kernel or host does not offer. */
+#define note_missing(b, ...) append_item((b)->missing, sizeof((b)->missing), __VA_ARGS__)
+
 /* Chooses tp_btf, raw_tp or nothing for each tracepoint. */
 static int choose_programs(struct ls_bpf *b, char *err, size_t errlen)
 {
 	bool use_btf = ls_probe_tp_btf("sched_switch") == 0;
-	size_t off = 0;
 
 	for (int i = 0; i < b->ntps; i++) {
 		struct tp *t = &b->tps[i];
@@ -105,10 +124,7 @@ static int choose_programs(struct ls_bpf *b, char *err, size_t errlen)
 				 t->name);
 			return -ENOENT;
 		}
-		off += snprintf(b->missing + off, sizeof(b->missing) - off, "%s%s",
-				off ? ", " : "", t->name);
-		if (off >= sizeof(b->missing))
-			off = sizeof(b->missing) - 1;
+		note_missing(b, "%s", t->name);
 	}
 	if (use_btf)
 		b->sources |= LS_SRC_ATTACH_TP_BTF;
@@ -144,14 +160,12 @@ static void start_sock(struct ls_bpf *b)
 	int e;
 
 	if (!ls_tracefs()) {
-		snprintf(b->missing + strlen(b->missing), sizeof(b->missing) - strlen(b->missing),
-			 "%ssocket I/O (tracefs not mounted)", b->missing[0] ? ", " : "");
+		note_missing(b, "socket I/O (tracefs not mounted)");
 		return;
 	}
 	e = sock_bpf__load(b->sock);
 	if (e) {
-		snprintf(b->missing + strlen(b->missing), sizeof(b->missing) - strlen(b->missing),
-			 "%ssocket I/O (load: %s)", b->missing[0] ? ", " : "", strerror(-e));
+		note_missing(b, "socket I/O (load: %s)", strerror(-e));
 		return;
 	}
 	bpf_object__for_each_program(p, b->sock->obj) {
@@ -159,9 +173,7 @@ static void start_sock(struct ls_bpf *b)
 
 		if (!l || b->nsock_links == (int)(sizeof(b->sock_links) / sizeof(b->sock_links[0]))) {
 			bpf_link__destroy(l);
-			snprintf(b->missing + strlen(b->missing),
-				 sizeof(b->missing) - strlen(b->missing), "%s%s",
-				 b->missing[0] ? ", " : "", bpf_program__name(p));
+			note_missing(b, "%s", bpf_program__name(p));
 			continue;
 		}
 		b->sock_links[b->nsock_links++] = l;
@@ -174,15 +186,13 @@ static void start_sock(struct ls_bpf *b)
 static void start_engine(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 {
 	struct bpf_program *p;
-	size_t off = 0;
 	int e;
 
 	if (!opts->nengine_paths)
 		return;
 	e = engine_bpf__load(b->engine);
 	if (e) {
-		snprintf(b->missing + strlen(b->missing), sizeof(b->missing) - strlen(b->missing),
-			 "%sengine events (load: %s)", b->missing[0] ? ", " : "", strerror(-e));
+		note_missing(b, "engine events (load: %s)", strerror(-e));
 		return;
 	}
 	for (int i = 0; i < opts->nengine_paths; i++) {
@@ -200,9 +210,8 @@ static void start_engine(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 			b->engine_links[b->nengine_links++] = l;
 			attached++;
 		}
-		if (attached && off < sizeof(b->engine_paths))
-			off += snprintf(b->engine_paths + off, sizeof(b->engine_paths) - off, "%s%s",
-					off ? ", " : "", opts->engine_paths[i]);
+		if (attached)
+			append_item(b->engine_paths, sizeof(b->engine_paths), "%s", opts->engine_paths[i]);
 	}
 	if (b->nengine_links)
 		b->sources |= LS_SRC_ENGINE;
@@ -238,15 +247,13 @@ static void start_gpu_uprobes(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 		 {"cuEventSynchronize"}},
 	};
 	const int maxl = (int)(sizeof(b->gpu_links) / sizeof(b->gpu_links[0]));
-	size_t off = 0;
 	int e;
 
 	if (!opts->ncuda_paths)
 		return;
 	e = gpu_bpf__load(b->gpu);
 	if (e) {
-		snprintf(b->missing + strlen(b->missing), sizeof(b->missing) - strlen(b->missing),
-			 "%slibcuda uprobes (load: %s)", b->missing[0] ? ", " : "", strerror(-e));
+		note_missing(b, "libcuda uprobes (load: %s)", strerror(-e));
 		return;
 	}
 	for (int p = 0; p < opts->ncuda_paths; p++) {
@@ -271,9 +278,8 @@ static void start_gpu_uprobes(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 				attached++;
 			}
 		}
-		if (attached && off < sizeof(b->cuda_paths))
-			off += snprintf(b->cuda_paths + off, sizeof(b->cuda_paths) - off, "%s%s",
-					off ? ", " : "", opts->cuda_paths[p]);
+		if (attached)
+			append_item(b->cuda_paths, sizeof(b->cuda_paths), "%s", opts->cuda_paths[p]);
 	}
 	if (b->ngpu_links)
 		b->sources |= LS_SRC_GPU_UPROBE;
@@ -286,8 +292,7 @@ static void start_sampling(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 
 	e = profile_bpf__load(b->profile);
 	if (e) {
-		snprintf(b->missing + strlen(b->missing), sizeof(b->missing) - strlen(b->missing),
-			 "%sCPU sampling (load: %s)", b->missing[0] ? ", " : "", strerror(-e));
+		note_missing(b, "CPU sampling (load: %s)", strerror(-e));
 		return;
 	}
 	for (int cpu = 0; cpu < ncpu && cpu < LS_MAX_CPUS; cpu++) {
@@ -406,6 +411,7 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	b->profile->rodata->self_tgid = getpid();
 	b->profile->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	b->sched->rodata->want_stacks = opts->offcpu_stacks;
+	b->sched->rodata->want_io = !opts->no_sock;
 	bpf_map__set_max_entries(b->sched->maps.events, opts->ringbuf_bytes);
 	table(b);
 	e = choose_programs(b, err, errlen);

@@ -470,12 +470,11 @@ static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
 	}
 }
 
-static void on_io(struct ls_corr *c, struct conn *cn, const struct ls_ev_sock_io *e)
+static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 {
 	const uint8_t *data = (const uint8_t *)(e + 1);
 	size_t known = e->cap_len;
 
-	c->st.io_records++;
 	if (known > e->h.size - sizeof(*e))
 		known = e->h.size - sizeof(*e);
 	if (!cn->rx) {
@@ -690,7 +689,7 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec)
 	case LS_EV_SOCK_IO:
 		cn = conn_get(c, ((const struct ls_ev_sock_io *)rec)->conn_id);
 		if (cn)
-			on_io(c, cn, (const void *)rec);
+			on_io(cn, (const void *)rec);
 		break;
 	case LS_EV_TCP_DESTROY:
 		cn = conn_get(c, ((const struct ls_ev_tcp_destroy *)rec)->conn_id);

@@ -73,7 +73,6 @@ struct ls_corr_stats {
 	uint64_t requests;
 	uint64_t http_sync_lost;
 	uint64_t retrans_unattributed; /* on connections that carried no request */
-	uint64_t io_records;
 };
 
 struct ls_corr;

@@ -583,8 +583,7 @@ void ls_timeline_join(struct ls_timeline *tl, const struct ls_request *reqs, siz
 	free(ord);
 }
 
-/* First span of s ending after t. */
-static size_t seek_end(const struct ls_spans *s, uint64_t t)
+size_t ls_spans_seek(const struct ls_spans *s, uint64_t t)
 {
 	size_t lo = 0, hi = s->n;
 
@@ -646,7 +645,7 @@ uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, 
 	uint64_t t = prev_end > t_read ? prev_end : t_read;
 	const struct ls_spans *on = &tl->launcher_oncpu;
 	if (on->n) {
-		size_t k = seek_end(on, t);
+		size_t k = ls_spans_seek(on, t);
 		if (k < on->n && on->v[k].b > t)
 			t = on->v[k].b; /* it was waiting for a CPU until then */
 	}
@@ -659,7 +658,7 @@ uint64_t ls_timeline_next_boundary(const struct ls_timeline *tl, uint64_t t_read
 
 	if (!tl->busy.n || !t_read)
 		return 0;
-	i = seek_end(&tl->busy, t_read);
+	i = ls_spans_seek(&tl->busy, t_read);
 	if (i < tl->busy.n && tl->busy.v[i].b <= t_read)
 		return tl->busy.v[i].e;
 	return t_read;

@@ -101,6 +101,8 @@ uint64_t ls_timeline_next_boundary(const struct ls_timeline *tl, uint64_t t_read
 /* Spans: add (unsorted, overlapping allowed) then normalise. */
 void ls_spans_add(struct ls_spans *s, uint64_t b, uint64_t e);
 void ls_spans_normalise(struct ls_spans *s);
+/* Index of the first span ending after t (s->n if none). */
+size_t ls_spans_seek(const struct ls_spans *s, uint64_t t);
 void ls_spans_free(struct ls_spans *s);
 
 #endif
