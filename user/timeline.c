@@ -624,8 +624,14 @@ uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, 
 
 	if (!t_first || !tl->busy.n)
 		return 0;
-	if (first_tid)
-		t_first = woken_before(tl, first_tid, t_first);
+	if (first_tid) {
+		/* The token was handed over when the writer woke; a writer that
+		 * was already running at T_read (it never slept in between)
+		 * tells nothing, and T_first stands. */
+		uint64_t w = woken_before(tl, first_tid, t_first);
+		if (w > t_read)
+			t_first = w;
+	}
 	while (lo < hi) { /* first busy period ending after t_first */
 		size_t mid = (lo + hi) / 2;
 		if (tl->busy.v[mid].e <= t_first)

@@ -106,7 +106,8 @@ for r in reqs:
         sums_bad += 1
     m = r["marks"]
     if m["t_sched"] is None:
-        bad.append((r["x_request_id"], "no T_sched"))
+        bad.append((r["x_request_id"], "no T_sched (T_read %s, T_first %s, truth T_sched %s)"
+                    % (m.get("t_read"), m.get("t_first"), t["t_sched"])))
         continue
     tp = partition(t["t_sched"], m["t_out"])
     lo = partition(t["t_sched"], m["t_out"], ["compute", "transfer", "cpu_lo"])["cpu_lo"]

@@ -254,6 +254,28 @@ static void test_inferred_sched(void **state)
 	ls_timeline_free(tl);
 }
 
+/* The writer of the first token never slept between T_read and T_first (it
+ * found the token ready): its last wakeup is before the read and says
+ * nothing; the step that ended before T_first is still found. */
+static void test_inferred_sched_writer_awake(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request r = req(1, 1, 1 * MS, 9 * MS, 12 * MS, 12 * MS);
+	struct ls_split s;
+
+	(void)state;
+	r.first_tid = 7;
+	cpu(tl, 7, MS / 4, MS / 2, 10 * MS); /* woken before the read, ran throughout */
+	gpu(tl, LS_GPU_KERNEL, 0, 3 * MS, 4 * MS);
+	gpu(tl, LS_GPU_KERNEL, 0, 6 * MS, 8 * MS); /* the step before T_first */
+	ls_timeline_finish(tl, &r, 1);
+	ls_attribute(&r, tl, NULL, &s);
+	assert_string_equal(s.engine_source, "inferred");
+	assert_int_equal(s.t_sched, 4 * MS);
+	assert_int_equal(parts_sum(s.sub, s.comp), s.total);
+	ls_timeline_free(tl);
+}
+
 /* Preemption is counted; T_sched is the first scheduling; a re-used engine
  * id after an arrival is a new request; the join by time needs no id. */
 static void test_preemption_and_join(void **state)
@@ -387,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_missing_sources_are_null),
 		cmocka_unit_test(test_inferred_sched),
 		cmocka_unit_test(test_inferred_sched_not_streaming),
+		cmocka_unit_test(test_inferred_sched_writer_awake),
 		cmocka_unit_test(test_preemption_and_join),
 		cmocka_unit_test(test_aborted),
 		cmocka_unit_test(test_property_sums),
