@@ -216,20 +216,39 @@ static void *dup_rec(const struct ls_hdr *h)
 }
 
 
-/* Frames root first: process, user stack outermost first, kernel stack. */
+/* The innermost kernel frames of a stack taken in a tracepoint are the
+ * tracing machinery itself (the BPF program, bpf_trace_run4,
+ * __traceiter_sched_switch): not where the thread was. */
+static bool tracing_frame(const char *name)
+{
+	static const char *const prefix[] = {"bpf_prog_", "bpf_trace_run", "__traceiter_",
+					     "__bpf_trace_", "perf_trace_"};
+
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+			return true;
+	return false;
+}
+
+/* Frames root first: process, user stack outermost first, kernel stack
+ * (without the tracing machinery's own frames at its leaf). */
 static int frames(const struct stack_data *d, __u32 pid, const char *comm, __s32 ustack,
 		  __s32 kstack, char names[][128], const char **fr, int max)
 {
 	const struct stk *u = stack_of(d, ustack), *k = stack_of(d, kstack);
-	int n = 0;
+	int n = 0, kfirst = 0;
+	char tmp[128];
+
+	while (k && kfirst < (int)k->n &&
+	       tracing_frame(sym_name(d, 0, k->ips[kfirst], tmp, sizeof(tmp))))
+		kfirst++;
 
 	snprintf(names[n], 128, "%s (%u)", comm, pid);
 	fr[n] = names[n];
 	n++;
 	for (int i = u ? (int)u->n - 1 : -1; i >= 0 && n < max; i--, n++)
 		fr[n] = sym_name(d, pid, u->ips[i], names[n], 128);
-	for (int i = k ? (int)k->n - 1 : -1; i >= 0 && n < max; i--, n++) {
-		char tmp[128];
+	for (int i = k ? (int)k->n - 1 : -1; i >= kfirst && n < max; i--, n++) {
 		snprintf(names[n], 128, "%s_[k]", sym_name(d, 0, k->ips[i], tmp, sizeof(tmp)));
 		fr[n] = names[n];
 	}

@@ -1,31 +1,101 @@
 #!/usr/bin/env bash
-# Cross-check with a peer: libbpf-tools' runqlat, on the same workload at the
-# same time (3 spinning threads and one napping thread on this host's CPUs).
-# Both read sched_wakeup/sched_switch; windows start and stop a few ms
+# Cross-checks with peers from libbpf-tools, on the same workload at the same
+# time.
+#
+# runqlat: 3 spinning threads and one napping thread on this host's CPUs,
+# 3 s. Both read sched_wakeup/sched_switch; windows start and stop a few ms
 # apart, so the number of run-queue waits must agree within 10% and the
 # share of waits of 1024 us or more within 5 percentage points (runqlat's
 # histogram is log2; 1024 us is one of its bucket edges).
+#
+# offcputime: the same workload started by `latsplit record -- CMD`, so
+# latsplit sees its whole life, while offcputime traces the whole system
+# from before it starts to after it ends. Both time an off-CPU interval from
+# the switch-out to the thread's next switch-in and key it by the stack it
+# left in. offcputime also counts preemptions (its --state filter compares
+# the whole state word, and 6.1+ kernels sleep in TASK_INTERRUPTIBLE |
+# TASK_FREEZABLE, so --state 1 matches nothing here); latsplit's off-CPU
+# graph is blocking only. So the comparison is by stack: time under
+# do_nanosleep (the napper, and main's usleep) and under futex_wait (the
+# joins) must agree within 1% (or 1 ms).
 source "$(dirname "$0")/lib.sh"
-require_root peers.runqlat
-RUNQLAT=$(command -v runqlat || echo /usr/sbin/runqlat)
-[[ -x $RUNQLAT ]] || { skip "peers.runqlat: runqlat not installed (libbpf-tools; tools/install-deps.sh)"; exit 0; }
+require_root peers.runqlat peers.offcputime
 
-"$ROOT/build/runq-load" 3 6 & P=$!
-CLEANUP+=("kill $P")
-sleep 0.5
-"$RUNQLAT" -p $P 3 1 >"$T/runqlat.txt" 2>&1 &
-RQ=$!
-"$LS" record -o "$T/rq.data" -p $P -d 3 --no-sock -F 0 --no-offcpu 2>/dev/null
-wait $RQ
-wait $P
-read -r n_peer share_peer < <(awk '/->/ {n += $5; if ($1 >= 1024) m += $5} END {printf "%d %.2f\n", n, n ? 100 * m / n : 0}' "$T/runqlat.txt")
-line=$("$LS" report "$T/rq.data" | grep "run queue of the tracked threads")
-n_ls=$(sed -n 's/.*threads: \([0-9]*\) waits.*/\1/p' <<<"$line")
-share_ls=$(sed -n 's/.*, \([0-9.]*\)% >= 1024 us.*/\1/p' <<<"$line")
-info "runqlat: $n_peer waits, $share_peer% >= 1024 us; latsplit: $n_ls waits, $share_ls% >= 1024 us"
-python3 - "$n_peer" "$share_peer" "${n_ls:-0}" "${share_ls:-0}" <<'PY'
+LOAD=$ROOT/build/runq-load
+
+check_runqlat() {
+  local RUNQLAT
+  RUNQLAT=$(command -v runqlat || echo /usr/sbin/runqlat)
+  [[ -x $RUNQLAT ]] || { skip "peers.runqlat: runqlat not installed (libbpf-tools; tools/install-deps.sh)"; return; }
+  "$LOAD" 3 6 & P=$!
+  CLEANUP+=("kill $P")
+  sleep 0.5
+  "$RUNQLAT" -p $P 3 1 >"$T/runqlat.txt" 2>&1 &
+  RQ=$!
+  "$LS" record -o "$T/rq.data" -p $P -d 3 --no-sock -F 0 --no-offcpu 2>/dev/null
+  wait $RQ
+  wait $P
+  read -r n_peer share_peer < <(awk '/->/ {n += $5; if ($1 >= 1024) m += $5} END {printf "%d %.2f\n", n, n ? 100 * m / n : 0}' "$T/runqlat.txt")
+  line=$("$LS" report "$T/rq.data" | grep "run queue of the tracked threads")
+  n_ls=$(sed -n 's/.*threads: \([0-9]*\) waits.*/\1/p' <<<"$line")
+  share_ls=$(sed -n 's/.*, \([0-9.]*\)% >= 1024 us.*/\1/p' <<<"$line")
+  info "runqlat: $n_peer waits, $share_peer% >= 1024 us; latsplit: $n_ls waits, $share_ls% >= 1024 us"
+  python3 - "$n_peer" "$share_peer" "${n_ls:-0}" "${share_ls:-0}" <<'PY'
 import sys
 n_p, s_p, n_l, s_l = map(float, sys.argv[1:])
 ok = n_p > 100 and abs(n_l - n_p) <= 0.10 * n_p and abs(s_l - s_p) <= 5
 print(("PASS" if ok else "FAIL") + f" peers.runqlat: waits {n_l:.0f} vs {n_p:.0f}, >=1024us {s_l:.1f}% vs {s_p:.1f}%")
 PY
+}
+
+check_offcputime() {
+  local OFFCPU
+  OFFCPU=$(command -v offcputime || echo /usr/sbin/offcputime)
+  [[ -x $OFFCPU ]] || { skip "peers.offcputime: offcputime not installed (libbpf-tools; tools/install-deps.sh)"; return; }
+  "$OFFCPU" --stack-storage-size 16384 60 >"$T/offcputime.txt" 2>"$T/offcputime.err" &
+  OC=$!
+  CLEANUP+=("kill $OC")
+  sleep 1.5
+  "$LS" record -o "$T/off.data" -F 0 --no-sock -- "$LOAD" 3 2 >/dev/null 2>&1
+  kill -INT $OC
+  wait $OC
+  "$LS" flame --kind offcpu "$T/off.data" >"$T/off.folded" 2>"$T/flame.err"
+  python3 - "$T/offcputime.txt" "$T/off.folded" <<'PY'
+import sys
+KEYS = ("do_nanosleep", "futex_wait")
+def peer(path):  # offcputime: frames, "- comm (tid)", then microseconds
+    out, frames, comm = dict.fromkeys(KEYS, 0.0), [], None
+    for line in open(path):
+        s = line.strip()
+        if not s:
+            frames, comm = [], None
+        elif s.startswith("-"):
+            comm = s[1:].strip().rsplit(" (", 1)[0]
+        elif s.isdigit() and comm is not None:
+            if comm == "runq-load":
+                for k in KEYS:
+                    out[k] += int(s) if k in frames else 0
+            frames = []
+        else:
+            frames.append(s)
+    return out
+def ours(path):  # folded: "comm (pid);frames... ns"
+    out = dict.fromkeys(KEYS, 0.0)
+    for line in open(path):
+        stack, w = line.rsplit(" ", 1)
+        if not stack.startswith("runq-load ("):
+            continue
+        fr = [f[:-4] if f.endswith("_[k]") else f for f in stack.split(";")]
+        for k in KEYS:
+            out[k] += int(w) / 1000 if k in fr else 0
+    return out
+p, o = peer(sys.argv[1]), ours(sys.argv[2])
+bad = [k for k in KEYS if abs(o[k] - p[k]) > max(1000, 0.01 * p[k])]
+ok = not bad and p["do_nanosleep"] > 1e6
+desc = ", ".join(f"{k} {o[k] / 1000:.3f} vs {p[k] / 1000:.3f} ms" for k in KEYS)
+print(("PASS" if ok else "FAIL") + f" peers.offcputime: off-CPU under {desc} (latsplit vs offcputime)")
+PY
+}
+
+check_runqlat
+check_offcputime
