@@ -71,6 +71,8 @@ static void usage(FILE *out)
 		"  -a, --all-cpus       sample every process, not only the tracked ones\n"
 		"      --no-offcpu      no stacks when tracked threads block (off-CPU)\n"
 		"      --no-symbolize   keep raw stack addresses; do not symbolize at the end\n"
+		"      --debug-dir DIR  debug files of stripped binaries: DIR/.build-id/ and\n"
+		"                       DIR/<path>/<debuglink> (default /usr/lib/debug)\n"
 		"      --engine-lib PATH  a file with latsplit engine probes (repeatable; default:\n"
 		"                       liblatsplit-engine.so beside latsplit, in /usr/local/lib\n"
 		"                       and /usr/lib)\n"
@@ -452,8 +454,9 @@ int cmd_record(int argc, char **argv)
 		{"cuda-lib", required_argument, NULL, 'L'},
 		{"freq", required_argument, NULL, 'F'},   {"all-cpus", no_argument, NULL, 'a'},
 		{"no-offcpu", no_argument, NULL, 'O'},    {"no-symbolize", no_argument, NULL, 'S'},
+		{"debug-dir", required_argument, NULL, 'D'},
 		{}};
-	const char *path = "latsplit.data";
+	const char *path = "latsplit.data", *debug_dir = NULL;
 	double duration = 0;
 	unsigned long pids[MAX_PIDS], ports[MAX_PORTS], ringbuf_mb = 8, level = 1,
 		      capture_bytes = 1024;
@@ -531,6 +534,15 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'S':
 			symbolize = false;
+			break;
+		case 'D':
+			if (access(optarg, R_OK | X_OK) || strlen(optarg) > 200) {
+				ls_err("record", "--debug-dir %s: %s", optarg,
+				       strlen(optarg) > 200 ? "path too long (200 bytes at most)"
+							    : strerror(errno));
+				return EXIT_USAGE;
+			}
+			debug_dir = optarg;
 			break;
 		case 'L':
 			if (access(optarg, R_OK)) {
@@ -617,6 +629,8 @@ int cmd_record(int argc, char **argv)
 	ls_file_hdr_init(&hdr, argc + 1, argv - 1);
 	hdr.sources = ls_bpf_sources(r.bpf) | (offcpu ? LS_SRC_OFFCPU : 0);
 	r.sym = ls_sym_new();
+	if (r.sym && debug_dir)
+		ls_sym_set_debug_dir(r.sym, debug_dir);
 	hdr.track_all = track_all;
 	struct ls_writer_opts wo = {.zlib_level = level};
 	int e = ls_writer_open(&r.w, path, &hdr, &wo);

@@ -50,12 +50,31 @@ struct ls_symbolizer {
 	size_t nfiles, capfiles;
 	struct proc_maps *procs;
 	size_t nprocs, capprocs;
+	char debug_dir[256];
 };
 
 struct ls_symbolizer *ls_sym_new(void)
 {
+	struct ls_symbolizer *s;
+
 	elf_version(EV_CURRENT);
-	return calloc(1, sizeof(struct ls_symbolizer));
+	s = calloc(1, sizeof(*s));
+	if (s)
+		ls_sym_set_debug_dir(s, "/usr/lib/debug");
+	return s;
+}
+
+int ls_sym_set_debug_dir(struct ls_symbolizer *s, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n >= sizeof(s->debug_dir))
+		return -1;
+	memcpy(s->debug_dir, dir, n);
+	s->debug_dir[n] = '\0';
+	return 0;
 }
 
 static int sym_cmp(const void *a, const void *b)
@@ -163,13 +182,13 @@ static int read_elf(struct elf_file *ef, const char *path, bool syms_only)
 }
 
 /* A stripped file's debug symbols: by build-id, else by .gnu_debuglink. */
-static void read_debug_file(struct elf_file *ef, const char *path)
+static void read_debug_file(struct elf_file *ef, const char *path, const char *debug_dir)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	char cand[4][600];
+	char cand[4][1024];
 	int nc = 0;
 
 	if (!e) {
@@ -191,20 +210,20 @@ static void read_debug_file(struct elf_file *ef, const char *path)
 		if (sh.sh_type == SHT_NOTE && !strcmp(name, ".note.gnu.build-id") && d->d_size > 16) {
 			const unsigned char *id = (const unsigned char *)d->d_buf + 16;
 			size_t n = d->d_size - 16, off;
-			off = snprintf(cand[nc], sizeof(cand[nc]), "/usr/lib/debug/.build-id/%02x/", id[0]);
+			off = snprintf(cand[nc], sizeof(cand[nc]), "%s/.build-id/%02x/", debug_dir, id[0]);
 			for (size_t i = 1; i < n && off + 8 < sizeof(cand[nc]); i++)
 				off += snprintf(cand[nc] + off, sizeof(cand[nc]) - off, "%02x", id[i]);
 			snprintf(cand[nc] + off, sizeof(cand[nc]) - off, ".debug");
 			nc++;
-		} else if (!strcmp(name, ".gnu_debuglink") && nc < 2) {
-			/* where gdb looks: beside the file, in .debug/, under /usr/lib/debug */
+		} else if (!strcmp(name, ".gnu_debuglink") && nc < 2 && memchr(d->d_buf, 0, d->d_size)) {
+			/* where gdb looks: beside the file, in .debug/, under the debug dir */
 			char dir[400];
 			const char *slash = strrchr(path, '/'), *dl_name = d->d_buf;
 			size_t dl = slash ? (size_t)(slash - path) : 0;
 			snprintf(dir, sizeof(dir), "%.*s", (int)dl, path);
-			snprintf(cand[nc++], sizeof(cand[0]), "%.400s/%.100s", dir, dl_name);
-			snprintf(cand[nc++], sizeof(cand[0]), "%.400s/.debug/%.100s", dir, dl_name);
-			snprintf(cand[nc++], sizeof(cand[0]), "/usr/lib/debug%.400s/%.100s", dir, dl_name);
+			snprintf(cand[nc++], sizeof(cand[0]), "%.400s/%.255s", dir, dl_name);
+			snprintf(cand[nc++], sizeof(cand[0]), "%.400s/.debug/%.255s", dir, dl_name);
+			snprintf(cand[nc++], sizeof(cand[0]), "%.255s%.400s/%.255s", debug_dir, dir, dl_name);
 		}
 	}
 	elf_end(e);
@@ -226,7 +245,7 @@ static struct elf_file *elf_get(struct ls_symbolizer *s, const char *path)
 		abort();
 	ef->path = strdup(path);
 	if (read_elf(ef, path, false) == 0 && !ef->nsyms)
-		read_debug_file(ef, path);
+		read_debug_file(ef, path, s->debug_dir);
 	if (ef->nsyms)
 		qsort(ef->syms, ef->nsyms, sizeof(*ef->syms), sym_cmp);
 	GROW(s->files, s->nfiles, s->capfiles);

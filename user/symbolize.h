@@ -3,7 +3,8 @@
  * Symbolization of stack addresses: kernel ones from /proc/kallsyms, user
  * ones through the process's mappings (read while it lives) and the ELF
  * symbol tables of the mapped files (.symtab, else .dynsym, else a debug file
- * found by build-id or .gnu_debuglink under /usr/lib/debug). One cache entry
+ * found by build-id or .gnu_debuglink under the debug directory,
+ * /usr/lib/debug unless set). One cache entry
  * per file. Unknown frames read "[unknown]" with their module.
  */
 #ifndef LATSPLIT_USER_SYMBOLIZE_H
@@ -16,6 +17,9 @@
 struct ls_symbolizer;
 
 struct ls_symbolizer *ls_sym_new(void);
+/* Where debug files live (gdb's debug-file-directory): DIR/.build-id/xx/
+ * rest.debug and DIR/<dir of the file>/<debuglink name>. -1 if too long. */
+int ls_sym_set_debug_dir(struct ls_symbolizer *s, const char *dir);
 /* Reads pid's executable mappings now (again if called again). */
 int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid);
 int ls_sym_has_process(const struct ls_symbolizer *s, pid_t pid);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Symbolizer on live code: a function of this (PIE) test binary, one of a
- * shared library (libc's .dynsym), an address in no mapping, and a kernel
- * address when /proc/kallsyms shows real ones.
+ * shared library (libc's .dynsym), an address in no mapping, a kernel
+ * address when /proc/kallsyms shows real ones, and programs built here: PIE,
+ * non-PIE, stripped with a debuglink, stripped with the debug file found by
+ * build-id, and a function in a shared library they link.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,96 +66,163 @@ static void test_kernel(void **state)
 	ls_sym_free(s);
 }
 
-/* Builds a program (cc FLAGS), optionally stripped with its symbols in a
- * .gnu_debuglink file beside it, runs it, and resolves the address of a known
- * function (nm's value, placed by the process's mappings). */
-static void check_variant(const char *flags, bool strip_debuglink)
+enum variant {
+	V_PLAIN,     /* symbols in the binary */
+	V_DEBUGLINK, /* stripped; symbols in p.debug beside it, named by .gnu_debuglink */
+	V_BUILDID,   /* stripped, no debuglink; symbols in DEBUG/.build-id/xx/rest.debug */
+	V_SHLIB,     /* the function lives in a shared library the program links */
+};
+
+static int sh(const char *fmt, ...)
 {
-	char dir[] = "/tmp/ls-sym-XXXXXX", cmd[1024], buf[256];
-	struct ls_symbolizer *s;
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static void sh_line(char *out, size_t len, const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
 	FILE *p;
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "%s/p.c", dir);
-	FILE *src = fopen(cmd, "w");
-	assert_non_null(src);
-	fputs("#include <unistd.h>\n"
-	      "__attribute__((noinline)) int sym_target_fn(int x) { return x * 7; }\n"
-	      "int main(void) { sleep(5); return sym_target_fn(1) == 7 ? 0 : 1; }\n",
-	      src);
-	fclose(src);
-	if (system("command -v cc >/dev/null") != 0)
-		skip(); /* no compiler */
-	snprintf(cmd, sizeof(cmd), "cc -g -O1 %s -o %s/p %s/p.c", flags, dir, dir);
-	assert_int_equal(system(cmd), 0);
-	if (strip_debuglink) {
-		snprintf(cmd, sizeof(cmd),
-			 "cd %s && objcopy --only-keep-debug p p.debug && strip --strip-all p && "
-			 "objcopy --add-gnu-debuglink=p.debug p",
-			 dir);
-		assert_int_equal(system(cmd), 0);
-		snprintf(cmd, sizeof(cmd), "nm %s/p 2>&1 | grep -q sym_target_fn", dir);
-		assert_int_not_equal(system(cmd), 0); /* really stripped */
-	}
-	snprintf(cmd, sizeof(cmd), "%s/p & echo $!", dir);
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
 	p = popen(cmd, "r");
 	assert_non_null(p);
-	char pid_s[32] = "";
-	assert_non_null(fgets(pid_s, sizeof(pid_s), p));
+	out[0] = '\0';
+	if (!fgets(out, (int)len, p))
+		out[0] = '\0';
 	pclose(p);
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* Builds a program (cc FLAGS) in the given variant, runs it, and resolves
+ * the address of a known function (nm's value, placed by the process's
+ * mappings). */
+static void check_variant(const char *flags, enum variant v)
+{
+	char dir[] = "/tmp/ls-sym-XXXXXX", buf[256], line[512], pid_s[32], nm_s[64];
+	const char *obj = v == V_SHLIB ? "libsym.so" : "p";
+	struct ls_symbolizer *s;
+
+	if (system("command -v cc >/dev/null") != 0)
+		skip(); /* no compiler */
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(sh("cd %s && printf '%%s\\n' '__attribute__((noinline)) int sym_target_fn(int x) "
+			    "{ return x * 7; }' >lib.c && printf '%%s\\n' '#include <unistd.h>' "
+			    "'int sym_target_fn(int);' 'int main(void) { sleep(5); return "
+			    "sym_target_fn(1) == 7 ? 0 : 1; }' >p.c",
+			    dir),
+			 0);
+	if (v == V_SHLIB)
+		assert_int_equal(sh("cd %s && cc -g -O1 -shared -fPIC -o libsym.so lib.c && "
+				    "cc -g -O1 %s -o p p.c -L. -lsym -Wl,-rpath,%s",
+				    dir, flags, dir),
+				 0);
+	else
+		assert_int_equal(sh("cd %s && cc -g -O1 %s -o p p.c lib.c", dir, flags), 0);
+	if (v == V_DEBUGLINK)
+		assert_int_equal(sh("cd %s && objcopy --only-keep-debug p p.debug && strip --strip-all p && "
+				    "objcopy --add-gnu-debuglink=p.debug p",
+				    dir),
+				 0);
+	if (v == V_BUILDID) {
+		char id[128];
+		sh_line(id, sizeof(id), "readelf -n %s/p | awk '/Build ID/ {print $3}'", dir);
+		assert_true(strlen(id) > 2);
+		assert_int_equal(sh("cd %s && mkdir -p debug/.build-id/%.2s && "
+				    "objcopy --only-keep-debug p debug/.build-id/%.2s/%s.debug && "
+				    "strip --strip-all p",
+				    dir, id, id, id + 2),
+				 0);
+	}
+	if (v == V_DEBUGLINK || v == V_BUILDID)
+		assert_int_not_equal(sh("nm %s/p 2>&1 | grep -q sym_target_fn", dir), 0); /* really stripped */
+	sh_line(pid_s, sizeof(pid_s), "%s/p & echo $!", dir);
 	pid_t pid = atoi(pid_s);
+	assert_true(pid > 0);
 	usleep(200000);
-	s = ls_sym_new();
-	assert_int_equal(ls_sym_add_process(s, pid), 0);
-	/* The function's address: the executable mapping plus nm's offset */
-	snprintf(cmd, sizeof(cmd), "nm %s/%s | awk '/ sym_target_fn$/ {print $1}'", dir,
-		 strip_debuglink ? "p.debug" : "p");
-	p = popen(cmd, "r");
-	char nm_s[64] = "";
-	assert_non_null(fgets(nm_s, sizeof(nm_s), p));
-	pclose(p);
-	unsigned long long vaddr = strtoull(nm_s, NULL, 16);
-	char mpath[64], line[512];
+	/* The function's address: the object's first mapping plus nm's value */
+	sh_line(nm_s, sizeof(nm_s), "nm %s/%s | awk '/ sym_target_fn$/ {print $1}'", dir,
+		v == V_DEBUGLINK ? "p.debug" : v == V_BUILDID ? "debug/.build-id/*/*.debug" : obj);
+	unsigned long long vaddr = strtoull(nm_s, NULL, 16), base = 0;
+	char mpath[64], suffix[32];
 	snprintf(mpath, sizeof(mpath), "/proc/%d/maps", pid);
+	snprintf(suffix, sizeof(suffix), "/%s\n", obj);
 	FILE *m = fopen(mpath, "r");
-	unsigned long long base = 0;
 	while (m && fgets(line, sizeof(line), m)) {
 		unsigned long long b, e, off;
-		if (strstr(line, "/p\n") && sscanf(line, "%llx-%llx %*s %llx", &b, &e, &off) == 3 && off == 0) {
+		size_t n = strlen(line);
+		if (n > strlen(suffix) && !strcmp(line + n - strlen(suffix), suffix) &&
+		    sscanf(line, "%llx-%llx %*s %llx", &b, &e, &off) == 3 && off == 0) {
 			base = b;
 			break;
 		}
 	}
 	if (m)
 		fclose(m);
-	/* PIE: runtime = base + vaddr; non-PIE: the link address itself */
-	unsigned long long ip = strstr(flags, "no-pie") ? vaddr : base + vaddr;
+	/* position-independent: runtime = base + vaddr; non-PIE: the link address */
+	unsigned long long ip = strstr(flags, "no-pie") && v != V_SHLIB ? vaddr : base + vaddr;
+	char unknown[256] = "";
+	if (v == V_BUILDID) { /* without the debug dir it is not found */
+		s = ls_sym_new();
+		assert_int_equal(ls_sym_add_process(s, pid), 0);
+		ls_sym_resolve(s, pid, ip + 1, unknown, sizeof(unknown));
+		ls_sym_free(s);
+	}
+	s = ls_sym_new();
+	assert_int_equal(ls_sym_add_process(s, pid), 0);
+	if (v == V_BUILDID) {
+		char dd[64];
+		snprintf(dd, sizeof(dd), "%s/debug/", dir);
+		assert_int_equal(ls_sym_set_debug_dir(s, dd), 0);
+	}
 	ls_sym_resolve(s, pid, ip + 1, buf, sizeof(buf));
 	kill(pid, 9);
 	waitpid(pid, NULL, 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd)) /* leftovers in /tmp are harmless */
+	if (sh("rm -rf %s", dir)) /* leftovers in /tmp are harmless */
 		fprintf(stderr, "could not remove %s\n", dir);
 	ls_sym_free(s);
+	assert_true(base != 0 || (strstr(flags, "no-pie") && v != V_SHLIB));
 	assert_string_equal(buf, "sym_target_fn");
+	if (v == V_BUILDID)
+		assert_string_not_equal(unknown, "sym_target_fn");
 }
 
 static void test_pie(void **state)
 {
 	(void)state;
-	check_variant("-pie -fPIE", false);
+	check_variant("-pie -fPIE", V_PLAIN);
 }
 
 static void test_non_pie(void **state)
 {
 	(void)state;
-	check_variant("-no-pie -fno-pie", false);
+	check_variant("-no-pie -fno-pie", V_PLAIN);
 }
 
 static void test_stripped_debuglink(void **state)
 {
 	(void)state;
-	check_variant("-pie -fPIE", true);
+	check_variant("-pie -fPIE", V_DEBUGLINK);
+}
+
+static void test_stripped_build_id(void **state)
+{
+	(void)state;
+	check_variant("-pie -fPIE", V_BUILDID);
+}
+
+static void test_shared_library(void **state)
+{
+	(void)state;
+	check_variant("-no-pie -fno-pie", V_SHLIB);
 }
 
 int main(void)
@@ -164,6 +233,8 @@ int main(void)
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_non_pie),
 		cmocka_unit_test(test_stripped_debuglink),
+		cmocka_unit_test(test_stripped_build_id),
+		cmocka_unit_test(test_shared_library),
 	};
 	return cmocka_run_group_tests_name("symbolize", tests, NULL, NULL);
 }
