@@ -30,14 +30,15 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 CUDA_HOME ?= /usr/local/cuda
 HAVE_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h)
 CUPTI_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))
-TOOLS := $(BUILD)/liblatsplit-engine.so $(BUILD)/mock-engine $(BUILD)/loadgen $(BUILD)/runq-load
+TOOLS := $(BUILD)/liblatsplit-engine.so $(BUILD)/mock-engine $(BUILD)/loadgen $(BUILD)/runq-load \
+	 $(BUILD)/flame-capture
 ifneq ($(HAVE_CUPTI),)
 ifneq ($(CUPTI_LIB),)
 TOOLS += $(BUILD)/liblatsplit-cupti.so $(BUILD)/cupti-emit
 UNIT_CUPTI := $(BUILD)/tests/test_cupti
 endif
 endif
-BENCH_BINS := $(BUILD)/bench-capture $(BUILD)/gen-capture
+BENCH_BINS := $(BUILD)/bench-capture $(BUILD)/gen-capture $(BUILD)/bench-symbolize
 
 # `make V=1` shows the full commands.
 Q := $(if $(V),,@)
@@ -128,9 +129,17 @@ fuzz: $(BUILD)/fuzz-http
 	@mkdir -p $(BUILD)/fuzz-corpus
 	$(BUILD)/fuzz-http -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-corpus tests/fuzz/seeds
 
+$(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/capture.o
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
+
 $(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/capture.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
+
+$(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/capture.o $(BUILD)/user/symbolize.o
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread
 
 test: deps all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http
 	@tests/run.sh

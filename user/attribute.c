@@ -70,9 +70,10 @@ struct cursor {
 };
 
 /* Adds to out[k] the time of [a, b) whose highest active class is k; where
- * none of the layers is active, K_BASE. Layers absent: NULL. */
+ * none of the layers is active, K_BASE. Layers absent: NULL. With emit,
+ * the instants of class k are also added as spans to emit[k] when set. */
 static void partition(uint64_t a, uint64_t b, const struct ls_spans *layers[K_BASE],
-		      uint64_t out[K_N])
+		      uint64_t out[K_N], struct ls_spans *const *emit)
 {
 	struct cursor c[K_BASE];
 	uint64_t t = a;
@@ -104,6 +105,8 @@ static void partition(uint64_t a, uint64_t b, const struct ls_spans *layers[K_BA
 			}
 		}
 		out[best] += next - t;
+		if (emit && emit[best])
+			ls_spans_add(emit[best], t, next);
 		t = next;
 	}
 }
@@ -120,7 +123,8 @@ static uint64_t clampu(uint64_t v, uint64_t lo, uint64_t hi)
 
 /* The split of [m.start, m.end] (end = T_end or T_first). */
 static void split_window(const struct marks *m, const struct ls_spans *layers[K_BASE],
-			 bool have_sched_mark, uint64_t sub[LS_S_N], uint64_t *host, uint64_t *other)
+			 bool have_sched_mark, uint64_t sub[LS_S_N], uint64_t *host, uint64_t *other,
+			 struct ls_spans *const *emit)
 {
 	uint64_t k[K_N];
 	const struct ls_spans *only_blocked[K_BASE] = {layers[K_BLOCKED]};
@@ -128,15 +132,15 @@ static void split_window(const struct marks *m, const struct ls_spans *layers[K_
 	memset(k, 0, sizeof(k));
 	sub[LS_S_NET_UPLOAD] = m->in - m->start;
 	/* socket and engine queueing, less any time blocked in a write */
-	partition(m->in, m->read, only_blocked, k);
+	partition(m->in, m->read, only_blocked, k, NULL);
 	sub[LS_S_Q_SOCKET] = k[K_BASE];
 	k[K_BASE] = 0;
 	if (have_sched_mark) {
-		partition(m->read, m->sched, only_blocked, k);
+		partition(m->read, m->sched, only_blocked, k, NULL);
 		sub[LS_S_Q_ENGINE] = k[K_BASE];
 		k[K_BASE] = 0;
 	}
-	partition(m->sched, m->out, layers, k);
+	partition(m->sched, m->out, layers, k, emit);
 	for (int c = 0; c < K_BASE; c++)
 		if (cls_sub[c] >= 0)
 			sub[cls_sub[c]] = k[c];
@@ -177,7 +181,7 @@ static const char *gap_cause(const struct ls_request *r, const struct ls_spans *
 
 	if (r->tokens < 2 || !r->gap_e)
 		return NULL;
-	partition(r->gap_b, r->gap_e, layers, k);
+	partition(r->gap_b, r->gap_e, layers, k, NULL);
 	k[K_KERNEL] += k[K_COMM];
 	k[K_H2D] += k[K_D2H] + k[K_XO];
 	k[K_COMM] = k[K_D2H] = k[K_XO] = 0;
@@ -189,8 +193,11 @@ static const char *gap_cause(const struct ls_request *r, const struct ls_spans *
 	return names[best];
 }
 
-void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
-		  const struct ls_engine_join *join, struct ls_split *s)
+/* The split; with emit, the instants of the served window (of the TTFT
+ * window when emit_ttft) are also handed out by class. */
+static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
+		      const struct ls_engine_join *join, struct ls_split *s,
+		      struct ls_spans *const *emit, bool emit_ttft)
 {
 	struct ls_spans blocked = {0};
 	const struct ls_spans *layers[K_BASE] = {0};
@@ -244,7 +251,8 @@ void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		m.out = clampu(r->t_out, m.sched, m.end);
 		s->t_sched = sched_mark ? m.sched : 0;
 		s->total = m.end - m.start;
-		split_window(&m, layers, sched_mark != 0, s->sub, &host, &other);
+		split_window(&m, layers, sched_mark != 0, s->sub, &host, &other,
+			     emit_ttft ? NULL : emit);
 		if (!r->t_in)
 			s->sub[LS_S_NET_UPLOAD] = LS_NULL;
 		components(s->sub, host, other, s->comp);
@@ -257,7 +265,8 @@ void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		mf.sched = clampu(sched_mark ? sched_mark : mf.read, mf.read, mf.end);
 		mf.out = mf.end;
 		s->ttft = mf.end - mf.start;
-		split_window(&mf, layers, sched_mark != 0, s->ttft_sub, &host, &other);
+		split_window(&mf, layers, sched_mark != 0, s->ttft_sub, &host, &other,
+			     emit_ttft ? emit : NULL);
 		if (!r->t_in)
 			s->ttft_sub[LS_S_NET_UPLOAD] = LS_NULL;
 		components(s->ttft_sub, host, other, s->ttft_comp);
@@ -283,4 +292,26 @@ void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		}
 	}
 	ls_spans_free(&blocked);
+}
+
+void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
+		  const struct ls_engine_join *join, struct ls_split *s)
+{
+	attribute(r, tl, join, s, NULL, false);
+}
+
+void ls_attribute_spans(const struct ls_request *r, const struct ls_timeline *tl,
+			const struct ls_engine_join *join, bool ttft, struct ls_spans *host,
+			struct ls_spans *other)
+{
+	struct ls_spans *emit[K_N] = {0};
+	struct ls_split s;
+
+	emit[K_ONCPU] = host;
+	emit[K_BASE] = other;
+	attribute(r, tl, join, &s, emit, ttft);
+	if (host)
+		ls_spans_normalise(host);
+	if (other)
+		ls_spans_normalise(other);
 }

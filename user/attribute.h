@@ -36,6 +36,13 @@ struct ls_split {
 /* tl and join may be NULL (network-only split). */
 void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		  const struct ls_engine_join *join, struct ls_split *s);
+/* Where r's host and other time lie: the instants of its served window
+ * [T_sched, T_out] (ttft: [T_sched, T_first]) classified host or other, as
+ * sorted disjoint spans appended to host and other (either may be NULL).
+ * Their lengths sum to the split's host and other. */
+void ls_attribute_spans(const struct ls_request *r, const struct ls_timeline *tl,
+			const struct ls_engine_join *join, bool ttft, struct ls_spans *host,
+			struct ls_spans *other);
 const char *ls_comp_name(int c);
 const char *ls_sub_name(int s);
 

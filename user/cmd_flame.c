@@ -3,8 +3,10 @@
  * `latsplit flame`: flame graphs from a capture, folded or SVG.
  *   latency  requests' wall time by component and sub-part
  *            (latency;queueing;queueing.engine), ns summed over requests;
- *            under host, the CPU samples of the engine group in each
- *            request's served window (its host time spread over them)
+ *            under host, the engine group's CPU samples taken at instants
+ *            the split called host (each request's host time spread over
+ *            them); under other, the group's blocked spans (off-CPU stacks)
+ *            overlapping the instants it called other, in proportion
  *   gpu      GPU time by process and kernel (or copy direction), ns
  *   cpu      on-CPU samples: process;user frames;kernel frames, samples
  *   offcpu   time tracked threads spent blocked, by the stack they blocked
@@ -35,9 +37,10 @@ static int owner(int sub)
 }
 
 struct stack_data;
-static void expand_host(struct ls_flame *f, const struct stack_data *d, uint64_t b, uint64_t e,
-			uint64_t host_ns);
-static void expand_other(struct ls_flame *f, const struct stack_data *d, uint64_t b, uint64_t e,
+static void expand_host(struct ls_flame *f, const struct stack_data *d,
+			const struct ls_timeline *tl, const struct ls_spans *where, uint64_t host_ns);
+static void expand_other(struct ls_flame *f, const struct stack_data *d,
+			 const struct ls_timeline *tl, const struct ls_spans *where,
 			 uint64_t other_ns);
 
 static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, const struct stack_data *d,
@@ -62,12 +65,16 @@ static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, const
 			if (comp[c] == LS_NULL || (component && strcmp(component, fr[1])))
 				continue;
 			if (d && comp[c]) {
-				uint64_t b = s->t_sched ? s->t_sched : r->t_read;
-				uint64_t e = ttft ? r->t_first : r->t_out;
+				/* the instants the split gave this component */
+				struct ls_spans where = {0};
+				ls_attribute_spans(r, a->tl, &a->join[i], ttft,
+						   c == LS_C_HOST ? &where : NULL,
+						   c == LS_C_HOST ? NULL : &where);
 				if (c == LS_C_HOST)
-					expand_host(f, d, b, e, comp[c]);
+					expand_host(f, d, a->tl, &where, comp[c]);
 				else
-					expand_other(f, d, b, e, comp[c]);
+					expand_other(f, d, a->tl, &where, comp[c]);
+				ls_spans_free(&where);
 				continue;
 			}
 			ls_flame_add(f, fr, 2, comp[c]);
@@ -341,12 +348,57 @@ static void free_stack_data(struct stack_data *d)
 	free(d->blocked);
 }
 
+/* One stack of a graph with its weight (samples or ns). */
+struct weighted {
+	__u32 pid;
+	__s32 ustack, kstack;
+	char comm[LS_COMM_LEN + 1];
+	uint64_t weight;
+};
+
+static int weighted_cmp(const void *a, const void *b)
+{
+	const struct weighted *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->ustack != y->ustack)
+		return x->ustack < y->ustack ? -1 : 1;
+	if (x->kstack != y->kstack)
+		return x->kstack < y->kstack ? -1 : 1;
+	return strcmp(x->comm, y->comm);
+}
+
+/* Adds the stacks of v (sorted here, identical ones merged) under the
+ * frames of prefix (NULL-terminated, may be NULL). */
+static void add_merged(struct ls_flame *f, const struct stack_data *d, struct weighted *v, size_t nv,
+		       const char *const *prefix)
+{
+	static char names[256][128];
+	const char *fr[260];
+	int np = 0;
+
+	while (prefix && prefix[np] && np < 4) {
+		fr[np] = prefix[np];
+		np++;
+	}
+	if (nv)
+		qsort(v, nv, sizeof(*v), weighted_cmp);
+	for (size_t i = 0; i < nv;) {
+		size_t j = i + 1;
+		uint64_t w = v[i].weight;
+		while (j < nv && !weighted_cmp(&v[i], &v[j]))
+			w += v[j++].weight;
+		int n = frames(d, v[i].pid, v[i].comm, v[i].ustack, v[i].kstack, names, fr + np, 256);
+		ls_flame_add(f, fr, np + n, w);
+		i = j;
+	}
+}
+
 static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsigned long pid,
 		       char *err, size_t len)
 {
 	struct stack_data d;
-	static char names[256][128];
-	const char *fr[256];
 	__u64 sources;
 
 	if (load_stack_data(path, &d, &sources, err, len))
@@ -357,116 +409,134 @@ static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsign
 		free_stack_data(&d);
 		return -1;
 	}
+	/* identical stacks are merged first: a profile has many samples and
+	 * few distinct stacks, and walking the tree is per frame */
+	struct weighted *v = NULL;
+	size_t nv = 0, capv = 0;
 	if (offcpu) {
 		for (size_t i = 0; i < d.nblocked; i++) {
 			const struct pending_block *p = &d.blocked[i];
 			if (pid && p->pid != pid)
 				continue;
-			int n = frames(&d, p->pid, p->comm, p->ustack, p->kstack, names, fr, 256);
-			ls_flame_add(f, fr, n, p->end > p->ts ? p->end - p->ts : 0);
+			GROW(v, nv, capv);
+			v[nv] = (struct weighted){p->pid, p->ustack, p->kstack, "",
+						  p->end > p->ts ? p->end - p->ts : 0};
+			memcpy(v[nv++].comm, p->comm, sizeof(p->comm));
 		}
 	}
 	for (size_t i = 0; !offcpu && i < d.nevents; i++) {
 		const struct ls_ev_sample *e = (const void *)d.events[i];
-		char comm[LS_COMM_LEN + 1];
 		if (e->h.type != LS_EV_SAMPLE || (pid && e->h.pid != pid))
 			continue;
-		memcpy(comm, e->comm, LS_COMM_LEN);
-		comm[LS_COMM_LEN] = '\0';
-		int n = frames(&d, e->h.pid, comm, e->ustack, e->kstack, names, fr, 256);
-		ls_flame_add(f, fr, n, 1);
+		GROW(v, nv, capv);
+		v[nv] = (struct weighted){e->h.pid, e->ustack, e->kstack, "", 1};
+		memcpy(v[nv++].comm, e->comm, LS_COMM_LEN);
 	}
+	add_merged(f, &d, v, nv, NULL);
+	free(v);
 	free_stack_data(&d);
 	return 0;
 }
 
-/* latency;other, expanded: each request's "other" time spread over the
- * engine group's blocked spans overlapping its served window, in proportion
- * to the overlap, under the stacks they blocked in. */
-static void expand_other(struct ls_flame *f, const struct stack_data *d, uint64_t b, uint64_t e,
-			 uint64_t other_ns)
+/* Overlap of [b, e) with the sorted disjoint spans w. */
+static uint64_t overlap(const struct ls_spans *w, uint64_t b, uint64_t e)
 {
-	static char names[256][128];
-	const char *fr[258];
-	uint64_t total = 0, left = other_ns;
-	size_t last = SIZE_MAX;
+	uint64_t t = 0;
 
-	for (size_t i = 0; i < d->nblocked && d->blocked[i].ts < e; i++) {
-		uint64_t lo = d->blocked[i].ts > b ? d->blocked[i].ts : b;
-		uint64_t hi = d->blocked[i].end < e ? d->blocked[i].end : e;
-		if (hi > lo) {
-			total += hi - lo;
-			last = i;
-		}
+	for (size_t k = ls_spans_seek(w, b); k < w->n && w->v[k].b < e; k++) {
+		uint64_t lo = w->v[k].b > b ? w->v[k].b : b, hi = w->v[k].e < e ? w->v[k].e : e;
+		t += hi > lo ? hi - lo : 0;
 	}
-	if (!total) {
-		const char *plain[2] = {"latency", "other"};
-		ls_flame_add(f, plain, 2, other_ns);
-		return;
-	}
-	for (size_t i = 0; i <= last; i++) {
-		const struct pending_block *p = &d->blocked[i];
-		uint64_t lo = p->ts > b ? p->ts : b, hi = p->end < e ? p->end : e;
-		if (hi <= lo)
-			continue;
-		uint64_t w = i == last ? left : (uint64_t)((double)other_ns * (hi - lo) / total);
-		if (w > left)
-			w = left;
-		fr[0] = "latency";
-		fr[1] = "other";
-		int n = frames(d, p->pid, p->comm, p->ustack, p->kstack, names, fr + 2, 256);
-		ls_flame_add(f, fr, n + 2, w);
-		left -= w;
+	return t;
+}
+
+/* Weights summing exactly to total, in proportion to v[i].weight (the
+ * remainder goes to the last). */
+static void share_out(struct weighted *v, size_t nv, uint64_t total)
+{
+	uint64_t sum = 0, left = total;
+
+	for (size_t i = 0; i < nv; i++)
+		sum += v[i].weight;
+	for (size_t i = 0; i < nv; i++) {
+		uint64_t w = i + 1 == nv ? left : (uint64_t)((double)total * v[i].weight / sum);
+		v[i].weight = w < left ? w : left;
+		left -= v[i].weight;
 	}
 }
 
-/* latency;host, expanded: each request's host time spread evenly over the
- * CPU samples of the engine group inside its served window (their stacks
- * show what the host was doing). Sums stay exact: the remainder goes to the
- * last sample. Without samples in the window, the plain host frame. */
-static void expand_host(struct ls_flame *f, const struct stack_data *d, uint64_t b, uint64_t e,
-			uint64_t host_ns)
+/* latency;other, expanded: a request's "other" time spread over the engine
+ * group's blocked spans (off-CPU stacks) overlapping the instants the split
+ * called other, in proportion to the overlap. None: the plain frame. */
+static void expand_other(struct ls_flame *f, const struct stack_data *d,
+			 const struct ls_timeline *tl, const struct ls_spans *where,
+			 uint64_t other_ns)
 {
-	static char names[256][128];
-	const char *fr[258];
-	size_t lo = 0, hi = d->nevents, k = 0, first;
+	static const char *const prefix[] = {"latency", "other", NULL};
+	struct weighted *v = NULL;
+	size_t nv = 0, capv = 0;
+	uint64_t e = where->n ? where->v[where->n - 1].e : 0;
 
-	while (lo < hi) {
+	for (size_t i = 0; where->n && i < d->nblocked && d->blocked[i].ts < e; i++) {
+		const struct pending_block *p = &d->blocked[i];
+		uint64_t o;
+		if (!ls_timeline_in_group(tl, p->pid) || !(o = overlap(where, p->ts, p->end)))
+			continue;
+		GROW(v, nv, capv);
+		v[nv] = (struct weighted){p->pid, p->ustack, p->kstack, "", o};
+		memcpy(v[nv++].comm, p->comm, sizeof(p->comm));
+	}
+	if (!nv)
+		ls_flame_add(f, prefix, 2, other_ns);
+	share_out(v, nv, other_ns);
+	add_merged(f, d, v, nv, prefix);
+	free(v);
+}
+
+/* latency;host, expanded: a request's host time spread evenly over the
+ * engine group's CPU samples taken at instants the split called host (their
+ * stacks show what the host was doing). None: the plain frame. */
+static void expand_host(struct ls_flame *f, const struct stack_data *d,
+			const struct ls_timeline *tl, const struct ls_spans *where, uint64_t host_ns)
+{
+	static const char *const prefix[] = {"latency", "host", NULL};
+	struct weighted *v = NULL;
+	size_t nv = 0, capv = 0, lo = 0, hi = d->nevents, k = 0;
+
+	if (!where->n) {
+		ls_flame_add(f, prefix, 2, host_ns);
+		return;
+	}
+	while (lo < hi) { /* first event at or after the first span */
 		size_t mid = (lo + hi) / 2;
-		if (d->events[mid]->ts < b)
+		if (d->events[mid]->ts < where->v[0].b)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	first = lo;
-	for (size_t i = first; i < d->nevents && d->events[i]->ts <= e; i++)
-		k += d->events[i]->type == LS_EV_SAMPLE;
-	if (!k) {
-		const char *plain[2] = {"latency", "host"};
-		ls_flame_add(f, plain, 2, host_ns);
-		return;
-	}
-	uint64_t each = host_ns / k, left = host_ns;
-	for (size_t i = first; i < d->nevents && d->events[i]->ts <= e; i++) {
+	for (size_t i = lo; i < d->nevents && d->events[i]->ts < where->v[where->n - 1].e; i++) {
 		const struct ls_ev_sample *smp = (const void *)d->events[i];
-		char comm[LS_COMM_LEN + 1];
-		if (smp->h.type != LS_EV_SAMPLE)
+		if (smp->h.type != LS_EV_SAMPLE || !ls_timeline_in_group(tl, smp->h.pid))
 			continue;
-		memcpy(comm, smp->comm, LS_COMM_LEN);
-		comm[LS_COMM_LEN] = '\0';
-		fr[0] = "latency";
-		fr[1] = "host";
-		int n = frames(d, smp->h.pid, comm, smp->ustack, smp->kstack, names, fr + 2, 256);
-		uint64_t w = --k ? each : left;
-		ls_flame_add(f, fr, n + 2, w);
-		left -= w;
+		while (k < where->n && where->v[k].e <= smp->h.ts)
+			k++;
+		if (k == where->n || where->v[k].b > smp->h.ts)
+			continue; /* not a host instant */
+		GROW(v, nv, capv);
+		v[nv] = (struct weighted){smp->h.pid, smp->ustack, smp->kstack, "", 1};
+		memcpy(v[nv++].comm, smp->comm, LS_COMM_LEN);
 	}
+	if (!nv)
+		ls_flame_add(f, prefix, 2, host_ns);
+	share_out(v, nv, host_ns);
+	add_merged(f, d, v, nv, prefix);
+	free(v);
 }
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: latsplit flame [FILE] [--kind latency|gpu] [--svg] [-o OUT]\n"
+		"usage: latsplit flame [FILE] [--kind latency|gpu|cpu|offcpu] [--svg] [-o OUT]\n"
 		"                      [--request ID] [--component NAME] [--pid PID] [--ttft]\n\n"
 		"Flame graph of a capture (default latsplit.data), as folded stacks (for\n"
 		"flamegraph.pl, speedscope, inferno) or, with --svg, as an SVG.\n"

@@ -210,12 +210,6 @@ static int copy_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The stack map into the capture, then every address of every used stack
  * symbolized, so the capture reports the same on another machine. */
 static void write_stacks(struct recorder *r, bool symbolize)
@@ -249,33 +243,38 @@ static void write_stacks(struct recorder *r, bool symbolize)
 		char name[512];
 		unsigned char sbuf[sizeof(struct ls_rec_sym) + sizeof(name)];
 		struct ls_rec_sym *sy = (void *)sbuf;
-		size_t k = 0;
+		struct ls_sym_addr *addrs = NULL;
+		size_t k = 0, na = 0, capa = 0;
 
-		/* the set, compacted and sorted: by process, then stack */
+		/* the set, compacted: every (process, address) of a used stack, once */
 		for (size_t i = 0; i < r->capuses; i++)
 			if (r->uses[i])
 				r->uses[k++] = r->uses[i] - 1;
-		qsort(r->uses, k, sizeof(*r->uses), u64_cmp);
 		qsort(all, nst, sizeof(*all), copy_cmp);
 		for (size_t i = 0; i < k; i++) {
-			__u32 pid = r->uses[i] >> 32;
 			struct stack_copy key = {.id = (__s32)(__u32)r->uses[i]};
 			const struct stack_copy *found = bsearch(&key, all, nst, sizeof(*all), copy_cmp);
 
 			for (int j = 0; found && j < found->n; j++) {
-				ls_sym_resolve(r->sym, pid, found->ips[j], name, sizeof(name));
-				size_t nl = strlen(name) + 1;
-				memset(sy, 0, sizeof(*sy));
-				sy->h.type = LS_REC_SYM;
-				sy->h.size = sizeof(*sy) + nl;
-				sy->h.ts = ls_now_ns();
-				sy->h.pid = pid;
-				sy->ip = found->ips[j];
-				sy->name_len = nl;
-				memcpy(sy + 1, name, nl);
-				write_record(r, &sy->h);
+				GROW(addrs, na, capa);
+				addrs[na++] = (struct ls_sym_addr){(__u32)(r->uses[i] >> 32), found->ips[j]};
 			}
 		}
+		na = ls_sym_addr_unique(addrs, na);
+		for (size_t i = 0; i < na; i++) {
+			ls_sym_resolve(r->sym, addrs[i].pid, addrs[i].ip, name, sizeof(name));
+			size_t nl = strlen(name) + 1;
+			memset(sy, 0, sizeof(*sy));
+			sy->h.type = LS_REC_SYM;
+			sy->h.size = sizeof(*sy) + nl;
+			sy->h.ts = ls_now_ns();
+			sy->h.pid = addrs[i].pid;
+			sy->ip = addrs[i].ip;
+			sy->name_len = nl;
+			memcpy(sy + 1, name, nl);
+			write_record(r, &sy->h);
+		}
+		free(addrs);
 	}
 	free(all);
 }

@@ -6,6 +6,8 @@
  * with a <title> (name, weight, share) for hovering, and a small script for
  * search (highlights matching frames and shows their share).
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,12 +17,19 @@
 struct node {
 	char *name;
 	uint64_t self, total;
+	uint64_t hash; /* of (parent, name): the key in the child table */
+	const struct node *parent;
 	struct node **kids;
 	size_t nkids, capkids;
 };
 
+/* Children are found through one open-addressing table keyed by (parent,
+ * name): a node of a random-ish profile can have tens of thousands of
+ * children, and a linear scan per frame per sample was the slow part. */
 struct ls_flame {
 	struct node root;
+	struct node **tab;
+	size_t ntab, captab; /* captab: a power of two */
 };
 
 struct ls_flame *ls_flame_new(void)
@@ -32,32 +41,82 @@ struct ls_flame *ls_flame_new(void)
 	return f;
 }
 
-static char *clean(const char *s)
+/* Frame names are stored with ';' and line breaks replaced (they would
+ * break the folded format); lookups compare as if replaced. */
+static char cleaned(char c)
 {
-	char *c = strdup(s && s[0] ? s : "[unknown]");
-
-	for (char *p = c; c && *p; p++)
-		if (*p == ';' || *p == '\n' || *p == '\r')
-			*p = '_';
-	return c;
+	return c == ';' || c == '\n' || c == '\r' ? '_' : c;
 }
 
-static struct node *child(struct node *n, const char *name)
+static const char *or_unknown(const char *s)
 {
-	struct node *k;
-	char *c = clean(name);
+	return s && s[0] ? s : "[unknown]";
+}
 
-	for (size_t i = 0; i < n->nkids; i++)
-		if (!strcmp(n->kids[i]->name, c)) {
-			free(c);
-			return n->kids[i];
-		}
+static uint64_t key_hash(const struct node *parent, const char *name)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)(uintptr_t)parent;
+
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)cleaned(*p)) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static bool same_name(const char *stored, const char *name)
+{
+	for (; *stored && *name; stored++, name++)
+		if (*stored != cleaned(*name))
+			return false;
+	return *stored == *name;
+}
+
+static void tab_put(struct ls_flame *f, struct node *k)
+{
+	size_t i = k->hash & (f->captab - 1);
+
+	while (f->tab[i])
+		i = (i + 1) & (f->captab - 1);
+	f->tab[i] = k;
+	f->ntab++;
+}
+
+static struct node *child(struct ls_flame *f, struct node *n, const char *name)
+{
+	uint64_t h;
+	size_t i;
+	struct node *k;
+
+	name = or_unknown(name);
+	h = key_hash(n, name);
+	if (f->captab) {
+		for (i = h & (f->captab - 1); (k = f->tab[i]); i = (i + 1) & (f->captab - 1))
+			if (k->hash == h && k->parent == n && same_name(k->name, name))
+				return k;
+	}
+	if (2 * (f->ntab + 1) > f->captab) { /* keep the load under a half */
+		struct node **old = f->tab;
+		size_t oldcap = f->captab;
+
+		f->captab = oldcap ? 2 * oldcap : 1024;
+		f->tab = calloc(f->captab, sizeof(*f->tab));
+		if (!f->tab)
+			abort();
+		f->ntab = 0;
+		for (size_t j = 0; j < oldcap; j++)
+			if (old[j])
+				tab_put(f, old[j]);
+		free(old);
+	}
 	k = calloc(1, sizeof(*k));
-	if (!k || !c)
+	if (!k || !(k->name = strdup(name)))
 		abort();
-	k->name = c;
+	for (char *p = k->name; *p; p++)
+		*p = cleaned(*p);
+	k->hash = h;
+	k->parent = n;
 	GROW(n->kids, n->nkids, n->capkids);
 	n->kids[n->nkids++] = k;
+	tab_put(f, k);
 	return k;
 }
 
@@ -69,7 +128,7 @@ void ls_flame_add(struct ls_flame *f, const char *const *frames, int n, uint64_t
 		return;
 	cur->total += weight;
 	for (int i = 0; i < n; i++) {
-		cur = child(cur, frames[i]);
+		cur = child(f, cur, frames[i]);
 		cur->total += weight;
 	}
 	cur->self += weight;
@@ -254,5 +313,6 @@ void ls_flame_free(struct ls_flame *f)
 	if (!f)
 		return;
 	free_node(&f->root);
+	free(f->tab);
 	free(f);
 }

@@ -375,3 +375,25 @@ void ls_sym_free(struct ls_symbolizer *s)
 	free(s->procs);
 	free(s);
 }
+
+static int addr_cmp(const void *a, const void *b)
+{
+	const struct ls_sym_addr *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->ip > y->ip) - (x->ip < y->ip);
+}
+
+size_t ls_sym_addr_unique(struct ls_sym_addr *v, size_t n)
+{
+	size_t k = 0;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), addr_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (addr_cmp(&v[k], &v[i]))
+			v[++k] = v[i];
+	return k + 1;
+}

@@ -29,4 +29,12 @@ const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char
 const char *ls_sym_file_offset(struct ls_symbolizer *s, const char *path, uint64_t off);
 void ls_sym_free(struct ls_symbolizer *s);
 
+/* An address in a process (pid 0: the kernel). */
+struct ls_sym_addr {
+	uint32_t pid;
+	uint64_t ip;
+};
+/* Sorts v by process then address and drops repeats; returns the count. */
+size_t ls_sym_addr_unique(struct ls_sym_addr *v, size_t n);
+
 #endif

@@ -324,7 +324,7 @@ const uint64_t *ls_timeline_runq(const struct ls_timeline *tl, size_t *n)
 	return tl->runq;
 }
 
-static bool in_group(const struct ls_timeline *tl, uint32_t tgid)
+bool ls_timeline_in_group(const struct ls_timeline *tl, uint32_t tgid)
 {
 	return tl->n_group &&
 	       bsearch(&tgid, tl->group, tl->n_group, sizeof(uint32_t), u32_cmp) != NULL;
@@ -404,13 +404,13 @@ void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, s
 	if (tl->n_group)
 		qsort(tl->group, tl->n_group, sizeof(uint32_t), u32_cmp);
 	for (size_t i = 0; i < tl->n_oncpu; i++)
-		if (in_group(tl, tl->oncpu[i].tgid))
+		if (ls_timeline_in_group(tl, tl->oncpu[i].tgid))
 			ls_spans_add(&tl->layers[LS_L_ONCPU], tl->oncpu[i].b, tl->oncpu[i].e);
 	tl->runq = malloc((tl->n_runnable ? tl->n_runnable : 1) * sizeof(uint64_t));
 	if (!tl->runq)
 		abort();
 	for (size_t i = 0; i < tl->n_runnable; i++)
-		if (in_group(tl, tl->runnable[i].tgid)) {
+		if (ls_timeline_in_group(tl, tl->runnable[i].tgid)) {
 			ls_spans_add(&tl->layers[LS_L_RUNNABLE], tl->runnable[i].b, tl->runnable[i].e);
 			tl->runq[tl->nrunq++] = tl->runnable[i].e - tl->runnable[i].b;
 		}

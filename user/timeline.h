@@ -66,6 +66,8 @@ const struct ls_gpu_summary *ls_timeline_gpu_summary(const struct ls_timeline *t
 const char *ls_timeline_gpu_source(const struct ls_timeline *tl);
 bool ls_timeline_has_engine(const struct ls_timeline *tl);
 bool ls_timeline_has_sched(const struct ls_timeline *tl);
+/* Whether process tgid is in the engine group (valid after finish). */
+bool ls_timeline_in_group(const struct ls_timeline *tl, uint32_t tgid);
 /* Run-queue waits of engine-group threads (wakeup or preemption to running),
  * in ns, sorted; *n set. Valid after finish. */
 const uint64_t *ls_timeline_runq(const struct ls_timeline *tl, size_t *n);

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # make bench: prints figures, never fails on speed.
 #  1. capture writer/reader throughput on synthetic records;
-#  2. overhead of `latsplit record` on a request-heavy loopback workload
-#     (small streaming requests, keep-alive): requests/s untraced, recorded
-#     without socket I/O (--no-sock), and recorded in full, alternated in one
+#  2. latsplit report on synthetic captures;
+#  3. symbolization of a full stack map (what record does at its end) and
+#     flame graphs of a 1M-sample capture;
+#  4. overhead of `latsplit record` on a context-switch-heavy loopback
+#     workload (small streaming requests, keep-alive): requests/s untraced,
+#     recorded with scheduler+TCP only, + socket I/O, + off-CPU stacks at
+#     every blocking switch, + 49 Hz stack sampling (full), alternated in one
 #     run; events/s and bytes/event; where the BPF time goes (per-program
 #     run time from kernel.bpf_stats_enabled).
 set -uo pipefail
@@ -34,6 +38,16 @@ for n in (10000, 100000):
 PY
 
 echo
+echo "== symbolization and flame graphs at 1M CPU samples (a full 16k-stack map)"
+T0=$(mktemp -d)
+$B/bench-symbolize $T0/prof.data 1000000
+for kind in "--kind cpu" "--kind cpu --svg"; do
+  /usr/bin/time -f "%e s %M KiB" -o $T0/time $B/latsplit flame $kind -o $T0/out $T0/prof.data
+  printf "latsplit flame %-16s %s wall, peak RSS; output %s bytes\n" "$kind:" "$(cat $T0/time)" "$(stat -c %s $T0/out)"
+done
+rm -rf $T0
+
+echo
 echo "== record overhead on loopback (mock-engine + loadgen: 8 connections, keep-alive, 4-token streams)"
 if [[ $(id -u) -ne 0 ]]; then echo "skipped: needs root"; exit 0; fi
 T=$(mktemp -d); PORT=18555
@@ -50,26 +64,27 @@ recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log
   [[ -n ${PROG_STATS:-} ]] && bpftool prog show -j > $T/progs.json
   kill -INT $rp; wait $rp
 }
-declare -a base nosock nostacks full
+declare -a base nosock nostacks offcpu full
 for round in 1 2 3; do
   base+=("$(run_load)")
   nosock+=("$(recorded --no-sock -F 0 --no-offcpu)")
   nostacks+=("$(recorded -F 0 --no-offcpu)")
+  offcpu+=("$(recorded -F 0)")
   full+=("$(recorded)")
   ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log)
   dur=$(sed -n 's/^latsplit record: \([0-9.]*\) s,.*/\1/p' $T/rec.log)
   bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/rec.log)
   sio=$(grep -o 'sock_io=[0-9]*' $T/rec.log | cut -d= -f2)
-  printf "round %d: untraced %8.1f req/s | sched+tcp %8.1f | +sockets %8.1f | +stacks (full) %8.1f  (full: %s events in %s s, sock_io %s, %s B/event)\n" \
-    $round "${base[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${full[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe"
+  printf "round %d: untraced %8.1f req/s | sched+tcp %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f  (full: %s events in %s s, sock_io %s, %s B/event)\n" \
+    $round "${base[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe"
 done
-python3 - "${base[@]}" "${nosock[@]}" "${nostacks[@]}" "${full[@]}" <<'PY'
+python3 - "${base[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" <<'PY'
 import sys, statistics as s
-v = list(map(float, sys.argv[1:])); b, n, ns, f = v[:3], v[3:6], v[6:9], v[9:]
+v = list(map(float, sys.argv[1:])); b, n, ns, oc, f = v[:3], v[3:6], v[6:9], v[9:12], v[12:]
 m = s.median(b)
-print(f"median req/s: untraced {m:.1f}; sched+tcp {s.median(n):.1f} ({s.median(n)/m:.3f}); "
-      f"+socket I/O {s.median(ns):.1f} ({s.median(ns)/m:.3f}); +off-CPU stacks and 49 Hz sampling "
-      f"{s.median(f):.1f} ({s.median(f)/m:.3f})")
+print(f"median req/s (ratio to untraced): untraced {m:.1f}; sched+tcp {s.median(n):.1f} ({s.median(n)/m:.3f}); "
+      f"+socket I/O {s.median(ns):.1f} ({s.median(ns)/m:.3f}); +off-CPU stacks {s.median(oc):.1f} "
+      f"({s.median(oc)/m:.3f}); +49 Hz sampling {s.median(f):.1f} ({s.median(f)/m:.3f})")
 PY
 
 echo

@@ -37,8 +37,9 @@ check "profile.offcpu" test "$slept" -ge 570 -a "$slept" -le 700
 python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit(0 if any("hot_loop" in (t.firstChild.data or "") for t in d.getElementsByTagName("title")) else 1)' "$T/cpu.svg"
 check "profile.svg" test $? -eq 0
 
-# The latency flame graph expands host time with the samples of the served
-# windows, and its total is still the sum of every request's components.
+# The latency flame graph expands host time with the engine's samples taken at
+# instants the split called host, and its total is still the sum of every
+# request's components.
 PORT=18787
 start_recording "$T/eng.data" "$T/ready" -- "$ENGINE" --port $PORT --bind 127.0.0.1 --token-ms 1 \
   --host-us 3000 --ready-file "$T/ready" || { fail "profile.latency: engine did not start"; exit 0; }

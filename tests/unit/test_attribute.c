@@ -169,6 +169,26 @@ static void test_precedence(void **state)
 	assert_int_equal(s.ttft_sub[LS_S_COMPUTE_KERNEL], 4 * MS);
 	assert_int_equal(s.ttft_comp[LS_C_HOST], 2 * MS);
 	assert_int_equal(comp_sum(s.ttft_comp), s.ttft);
+	/* where host and other lie: host [10,12] + [14,15]; other [3,4] + [15,20] */
+	struct ls_spans host = {0}, other = {0};
+	ls_attribute_spans(&r, tl, &j, false, &host, &other);
+	assert_int_equal(host.n, 2);
+	assert_int_equal(host.v[0].b, 10 * MS);
+	assert_int_equal(host.v[0].e, 12 * MS);
+	assert_int_equal(host.v[1].b, 14 * MS);
+	assert_int_equal(host.v[1].e, 15 * MS);
+	assert_int_equal(other.n, 2);
+	assert_int_equal(other.v[0].b, 3 * MS);
+	assert_int_equal(other.v[0].e, 4 * MS);
+	assert_int_equal(other.v[1].b, 15 * MS);
+	assert_int_equal(other.v[1].e, 20 * MS);
+	ls_spans_free(&host);
+	ls_spans_free(&other);
+	/* TTFT: host [10,12] only */
+	ls_attribute_spans(&r, tl, &j, true, &host, NULL);
+	assert_int_equal(host.n, 1);
+	assert_int_equal(host.v[0].e - host.v[0].b, s.ttft_comp[LS_C_HOST]);
+	ls_spans_free(&host);
 	ls_timeline_free(tl);
 }
 
