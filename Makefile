@@ -98,13 +98,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_SAN_OBJS) | $(BUILD)/tests
 
 $(BUILD)/liblatsplit-engine.so: user/engine/engine.c include/latsplit/engine.h | $(BUILD)
 	$(call msg,LIB,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -fno-omit-frame-pointer -fPIC -shared -fvisibility=hidden -o $@ $<
 
 # The mock engine fires its events through the library, by absolute rpath, as
 # a Python engine would through ctypes.
 $(BUILD)/mock-engine: tools/mock-engine/*.c tools/mock-engine/mock.h $(BUILD)/liblatsplit-engine.so | $(BUILD)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -DLATSPLIT_ENGINE_NO_PROBES -o $@ tools/mock-engine/*.c \
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -fno-omit-frame-pointer -DLATSPLIT_ENGINE_NO_PROBES -o $@ tools/mock-engine/*.c \
 		-L$(BUILD) -llatsplit-engine -Wl,-rpath,'$$ORIGIN' -lpthread -lm
 
 $(BUILD)/runq-load: tests/helpers/runq_load.c | $(BUILD)

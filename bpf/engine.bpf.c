@@ -108,7 +108,8 @@ int BPF_USDT(gpu_launch, __u32 correlation)
 		return 0;
 	fill_hdr(&e->h, LS_EV_GPU_LAUNCH, sizeof(*e));
 	e->correlation = correlation;
-	e->pad = 0;
+	/* the CPU code path that launched the kernel, for GPU flame graphs */
+	e->ustack = want_stacks ? stack_id(ctx, BPF_F_USER_STACK) : -1;
 	submit(e);
 	return 0;
 }

@@ -82,59 +82,6 @@ static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, const
 	}
 }
 
-static int gpu_flame(struct ls_flame *f, const char *path, unsigned long pid, char *err, size_t len)
-{
-	static const char *const dir[4] = {"memcpy other", "memcpy H2D", "memcpy D2H", "memcpy D2D"};
-	struct ls_reader *rd;
-	const struct ls_hdr *rec;
-	struct {
-		__u32 pid;
-		char comm[LS_COMM_LEN + 1];
-	} *procs = NULL;
-	size_t nprocs = 0;
-
-	if (ls_reader_open(&rd, path, err, len) < 0)
-		return -1;
-	while (ls_reader_next(rd, &rec) == 1) {
-		if (rec->type == LS_REC_PROC_INFO) {
-			const struct ls_rec_proc_info *p = (const void *)rec;
-			void *np = realloc(procs, (nprocs + 1) * sizeof(*procs));
-			if (!np)
-				break;
-			procs = np;
-			procs[nprocs].pid = p->h.pid;
-			memcpy(procs[nprocs].comm, p->comm, LS_COMM_LEN);
-			procs[nprocs].comm[LS_COMM_LEN] = '\0';
-			nprocs++;
-			continue;
-		}
-		if (rec->type != LS_EV_GPU)
-			continue;
-		const struct ls_ev_gpu *g = (const void *)rec;
-		char who[64], name[65];
-		const char *comm = "?";
-
-		if ((pid && g->h.pid != pid) || (g->flags & LS_GPU_F_HOST_SIDE) || g->kind == LS_GPU_SYNC ||
-		    g->end_ns <= g->start_ns)
-			continue;
-		for (size_t i = nprocs; i-- > 0;)
-			if (procs[i].pid == g->h.pid) {
-				comm = procs[i].comm;
-				break;
-			}
-		snprintf(who, sizeof(who), "%s (%u)", comm, g->h.pid);
-		memcpy(name, g->name, 64);
-		name[64] = '\0';
-		const char *fr[3] = {"gpu", who,
-				     g->kind == LS_GPU_MEMCPY ? dir[g->copy_kind & 3]
-				     : g->kind == LS_GPU_MEMSET ? "memset" : name};
-		ls_flame_add(f, fr, 3, g->end_ns - g->start_ns);
-	}
-	free(procs);
-	ls_reader_close(rd);
-	return 0;
-}
-
 struct stk {
 	__s32 id;
 	__u32 n;
@@ -435,6 +382,131 @@ static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsign
 	add_merged(f, &d, v, nv, NULL);
 	free(v);
 	free_stack_data(&d);
+	return 0;
+}
+
+/* A launch API call: its thread's process, correlation id, user stack. */
+struct launch {
+	__u32 pid, corr;
+	__u64 ts;
+	__s32 ustack;
+};
+
+static int launch_cmp(const void *a, const void *b)
+{
+	const struct launch *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The user stack of the last launch of (pid, corr) at or before ts (-1:
+ * none); correlation ids are 32-bit and wrap, hence the time. */
+static __s32 launch_stack(const struct launch *v, size_t n, __u32 pid, __u32 corr, __u64 ts)
+{
+	size_t lo = 0, hi = n;
+	struct launch key = {pid, corr, ts, 0};
+
+	while (lo < hi) { /* first launch after key */
+		size_t mid = (lo + hi) / 2;
+		if (launch_cmp(&v[mid], &key) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && v[lo - 1].pid == pid && v[lo - 1].corr == corr)
+		return v[lo - 1].ustack;
+	return -1;
+}
+
+/* GPU time: gpu;process;[the CPU stack that launched it];kernel or copy.
+ * The launch stack comes from the gpu_launch event with the record's
+ * correlation id (CUPTI shim, or an engine's latsplit_gpu_launch). */
+static int gpu_flame(struct ls_flame *f, const char *path, unsigned long pid, char *err, size_t len)
+{
+	static const char *const dir[4] = {"memcpy other", "memcpy H2D", "memcpy D2H", "memcpy D2D"};
+	static char names[256][128];
+	const char *fr[260];
+	struct stack_data d;
+	struct ls_reader *rd;
+	const struct ls_hdr *rec;
+	struct launch *lv = NULL;
+	size_t nl = 0, capl = 0, nprocs = 0, capprocs = 0;
+	struct {
+		__u32 pid;
+		char comm[LS_COMM_LEN + 1];
+	} *procs = NULL;
+	__u64 sources;
+	bool have_d = !load_stack_data(path, &d, &sources, err, len);
+
+	if (ls_reader_open(&rd, path, err, len) < 0) {
+		if (have_d)
+			free_stack_data(&d);
+		return -1;
+	}
+	for (int pass = 0; pass < 2; pass++) { /* launches first, then the device records */
+		while (ls_reader_next(rd, &rec) == 1) {
+			if (pass == 0 && rec->type == LS_EV_GPU_LAUNCH) {
+				const struct ls_ev_gpu_launch *l = (const void *)rec;
+				GROW(lv, nl, capl);
+				lv[nl++] = (struct launch){l->h.pid, l->correlation, l->h.ts, l->ustack};
+			} else if (pass == 0 && rec->type == LS_REC_PROC_INFO) {
+				const struct ls_rec_proc_info *p = (const void *)rec;
+				GROW(procs, nprocs, capprocs);
+				procs[nprocs].pid = p->h.pid;
+				memcpy(procs[nprocs].comm, p->comm, LS_COMM_LEN);
+				procs[nprocs++].comm[LS_COMM_LEN] = '\0';
+			}
+			if (pass == 0 || rec->type != LS_EV_GPU)
+				continue;
+			const struct ls_ev_gpu *g = (const void *)rec;
+			char comm[LS_COMM_LEN + 1] = "?", name[65];
+
+			if ((pid && g->h.pid != pid) || (g->flags & LS_GPU_F_HOST_SIDE) ||
+			    g->kind == LS_GPU_SYNC || g->end_ns <= g->start_ns)
+				continue;
+			for (size_t i = nprocs; i-- > 0;)
+				if (procs[i].pid == g->h.pid) {
+					memcpy(comm, procs[i].comm, sizeof(comm));
+					break;
+				}
+			memcpy(name, g->name, 64);
+			name[64] = '\0';
+			/* launched before it ended (start may predate the API call's
+			 * timestamp on a simulated device) */
+			__s32 ustack = have_d ? launch_stack(lv, nl, g->h.pid, g->correlation, g->end_ns)
+					      : -1;
+			fr[0] = "gpu";
+			int n = 1;
+			if (ustack >= 0) {
+				n += frames(&d, g->h.pid, comm, ustack, -1, names, fr + 1, 256);
+			} else {
+				snprintf(names[0], sizeof(names[0]), "%s (%u)", comm, g->h.pid);
+				fr[n++] = names[0];
+			}
+			fr[n++] = g->kind == LS_GPU_MEMCPY ? dir[g->copy_kind & 3]
+				  : g->kind == LS_GPU_MEMSET ? "memset" : name;
+			ls_flame_add(f, fr, n, g->end_ns - g->start_ns);
+		}
+		if (pass == 0) {
+			ls_reader_close(rd);
+			if (nl)
+				qsort(lv, nl, sizeof(*lv), launch_cmp);
+			if (ls_reader_open(&rd, path, err, len) < 0) {
+				rd = NULL;
+				break;
+			}
+		}
+	}
+	if (rd)
+		ls_reader_close(rd);
+	free(procs);
+	free(lv);
+	if (have_d)
+		free_stack_data(&d);
 	return 0;
 }
 

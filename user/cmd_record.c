@@ -186,6 +186,9 @@ static int on_record(void *ctx, void *data, size_t size)
 		const struct ls_ev_sched_switch *e = data;
 		if (e->prev_ustack >= 0 || e->prev_kstack >= 0)
 			use_stack(r, h->pid, e->prev_ustack, e->prev_kstack);
+	} else if (h->type == LS_EV_GPU_LAUNCH) {
+		const struct ls_ev_gpu_launch *e = data;
+		use_stack(r, h->pid, e->ustack, -1);
 	}
 	/* Process table: a new process, or a new program image. */
 	if (h->type == LS_EV_PROC_FORK) {

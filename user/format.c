@@ -261,7 +261,7 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 	}
 	case LS_EV_GPU_LAUNCH: {
 		const struct ls_ev_gpu_launch *e = (const void *)rec;
-		KV(",\"correlation\":%u", "corr=%u", e->correlation);
+		KV(",\"correlation\":%u,\"ustack\":%d", "corr=%u ustack=%d", e->correlation, e->ustack);
 		break;
 	}
 	case LS_EV_GPU_STATS: {

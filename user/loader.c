@@ -411,6 +411,7 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	b->profile->rodata->self_tgid = getpid();
 	b->profile->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	b->sched->rodata->want_stacks = opts->offcpu_stacks;
+	b->engine->rodata->want_stacks = opts->offcpu_stacks || opts->sample_freq;
 	b->sched->rodata->want_io = !opts->no_sock;
 	bpf_map__set_max_entries(b->sched->maps.events, opts->ringbuf_bytes);
 	table(b);

@@ -72,6 +72,11 @@ void latsplit_request_resumed(uint64_t req_id);
 void latsplit_request_finished(uint64_t req_id, uint32_t status);
 /* Hands n GPU records to the agent (no-op when none is attached). */
 void latsplit_gpu_emit(const struct ls_gpu_record *recs, uint32_t n);
+/* A kernel or copy launch on this thread, at the API call; correlation is
+ * repeated in the device record (struct ls_gpu_record.correlation) so the
+ * agent can draw GPU time by the CPU stack that launched it. The CUPTI shim
+ * does this itself; an engine with its own device runtime calls it. */
+void latsplit_gpu_launch(uint32_t correlation);
 /* 1 when an agent is attached to any probe (cheap; lets callers skip
  * preparing records nobody reads). */
 int latsplit_engine_attached(void);

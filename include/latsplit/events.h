@@ -17,7 +17,7 @@
 #include <linux/types.h>
 #endif
 
-#define LS_ABI_VERSION 2
+#define LS_ABI_VERSION 3
 
 #define LS_COMM_LEN 16
 #define LS_FILENAME_LEN 128
@@ -271,11 +271,12 @@ struct ls_ev_gpu {
 	char name[64];
 };
 
-/* A kernel launch API call (pid/tid: the launching thread). */
+/* A kernel launch API call (pid/tid: the launching thread), with the
+ * launching thread's user stack (ABI 3). */
 struct ls_ev_gpu_launch {
 	struct ls_hdr h;
 	__u32 correlation;
-	__u32 pad;
+	__s32 ustack; /* stack id (-1: none) */
 };
 
 /* The CUPTI shim's cumulative counters (a drop is never silent). */

@@ -6,7 +6,8 @@
  * after 1 s:
  *   1      the request is read (thread 101)
  *   2      the engine schedules it; thread 101 goes on CPU
- *   3-5    a GPU kernel
+ *   2.5    thread 101 launches a GPU kernel from launch_fn
+ *   3-5    the kernel
  *   4      CPU sample in gpu_wait_fn (compute time: not host)
  *   6, 7   CPU samples in host_fn_a, host_fn_b (host time)
  *   8-12   thread 101 blocked in wait_fn (nothing else runs: other)
@@ -116,7 +117,8 @@ static void engine(__u64 ts, __u32 kind)
 
 int main(int argc, char **argv)
 {
-	static const char *const fn[] = {"", "host_fn_a", "host_fn_b", "wait_fn", "gpu_wait_fn"};
+	static const char *const fn[] = {"",	    "host_fn_a",   "host_fn_b",
+					 "wait_fn", "gpu_wait_fn", "launch_fn"};
 	struct ls_file_hdr fh;
 
 	if (argc < 2) {
@@ -155,12 +157,18 @@ int main(int argc, char **argv)
 	engine(B + 2 * MS, LS_ENG_SCHEDULED);
 	sw(B + 2 * MS, 999, 101, 1, -1);
 
+	struct ls_ev_gpu_launch l = {0}; /* the kernel's launch, from launch_fn */
+	hdr(&l.h, LS_EV_GPU_LAUNCH, sizeof(l), B + 2 * MS + MS / 2, 101);
+	l.correlation = 7;
+	l.ustack = 5;
+	ls_writer_append(w, &l.h);
 	struct ls_ev_gpu g = {0};
 	hdr(&g.h, LS_EV_GPU, sizeof(g), B + 5 * MS, 101);
 	g.kind = LS_GPU_KERNEL;
 	g.source = LS_GPU_SRC_SIMULATED;
 	g.start_ns = B + 3 * MS;
 	g.end_ns = B + 5 * MS;
+	g.correlation = 7;
 	memcpy(g.name, "gemm", 5);
 	ls_writer_append(w, &g.h);
 
@@ -180,7 +188,7 @@ int main(int argc, char **argv)
 	sw(B + 14 * MS + MS / 2, 101, 999, 1, -1);
 
 	/* the stack map and its symbols, as record writes them at the end */
-	for (int id = 1; id <= 4; id++) {
+	for (int id = 1; id <= 5; id++) {
 		unsigned char buf[sizeof(struct ls_rec_stack) + 8];
 		struct ls_rec_stack *s = (void *)buf;
 		memset(s, 0, sizeof(*s));

@@ -46,4 +46,5 @@ latency;queueing;queueing.socket 500000" --kind latency --ttft
 expect component "latency;host;eng (100);host_fn_a 3000000
 latency;host;eng (100);host_fn_b 3000000" --kind latency --component host
 
-expect gpu "gpu;eng (100);gemm 2000000" --kind gpu
+# GPU time under the CPU stack that launched it (joined by correlation id)
+expect gpu "gpu;eng (100);launch_fn;gemm 2000000" --kind gpu

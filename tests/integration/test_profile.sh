@@ -50,3 +50,10 @@ split_total=$("$LS" report --json "$T/eng.data" | python3 -c 'import json, sys; 
 host_frames=$("$LS" flame --kind latency "$T/eng.data" | grep -c "^latency;host;mock-engine")
 info "latency flame total $flame_total ns, components summed $split_total ns, $host_frames host stacks"
 check "profile.latency_flame" test "$flame_total" = "$split_total" -a "$host_frames" -gt 0
+
+# GPU time by launch stack: the mock engine launches every simulated kernel
+# and copy from its engine thread (engine_main) through latsplit_gpu_launch.
+read -r gpu_all gpu_engine < <("$LS" flame --kind gpu "$T/eng.data" |
+  awk '{s += $NF} /;engine_main;latsplit_gpu_launch;/ {e += $NF} END {printf "%.0f %.0f\n", s, e}')
+info "gpu flame: $gpu_engine of $gpu_all ns under engine_main;latsplit_gpu_launch"
+check "profile.gpu_launch_stacks" test "${gpu_all:-0}" -gt 0 -a "$gpu_engine" = "$gpu_all"

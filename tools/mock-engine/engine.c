@@ -101,11 +101,14 @@ static void push_front(struct ereq *r)
 static uint64_t device(uint64_t *t, double us, uint32_t kind, uint32_t copy, const char *name,
 		       uint64_t bytes)
 {
+	static uint32_t correlation;
 	struct ls_gpu_record rec = {0};
 	uint64_t start = *t, end = start + (uint64_t)(us * 1000);
 
 	if (us <= 0)
 		return start;
+	rec.correlation = ++correlation;
+	latsplit_gpu_launch(rec.correlation); /* the launch, on this thread */
 	sleep_until(end);
 	last_wake = mono_ns();
 	rec.start_ns = start;

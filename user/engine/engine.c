@@ -53,6 +53,11 @@ EXPORT void latsplit_gpu_emit(const struct ls_gpu_record *recs, uint32_t n)
 		LATSPLIT_GPU_ACTIVITY(&recs[i]);
 }
 
+EXPORT void latsplit_gpu_launch(uint32_t correlation)
+{
+	LATSPLIT_GPU_LAUNCH(correlation);
+}
+
 EXPORT int latsplit_engine_attached(void)
 {
 	return latsplit_request_arrived_semaphore || latsplit_request_scheduled_semaphore ||
