@@ -539,7 +539,7 @@ static void share_out(struct weighted *v, size_t nv, uint64_t total)
 
 /* latency;other, expanded: a request's "other" time spread over the engine
  * group's blocked spans (off-CPU stacks) overlapping the instants the split
- * called other, in proportion to the overlap. None: the plain frame. */
+ * called other, in proportion to the overlap. None: "[no blocked stack]". */
 static void expand_other(struct ls_flame *f, const struct stack_data *d,
 			 const struct ls_timeline *tl, const struct ls_spans *where,
 			 uint64_t other_ns)
@@ -558,8 +558,10 @@ static void expand_other(struct ls_flame *f, const struct stack_data *d,
 		v[nv] = (struct weighted){p->pid, p->ustack, p->kstack, "", o};
 		memcpy(v[nv++].comm, p->comm, sizeof(p->comm));
 	}
-	if (!nv)
-		ls_flame_add(f, prefix, 2, other_ns);
+	if (!nv) {
+		const char *fr[3] = {"latency", "other", "[no blocked stack]"};
+		ls_flame_add(f, fr, 3, other_ns);
+	}
 	share_out(v, nv, other_ns);
 	add_merged(f, d, v, nv, prefix);
 	free(v);
@@ -567,16 +569,18 @@ static void expand_other(struct ls_flame *f, const struct stack_data *d,
 
 /* latency;host, expanded: a request's host time spread evenly over the
  * engine group's CPU samples taken at instants the split called host (their
- * stacks show what the host was doing). None: the plain frame. */
+ * stacks show what the host was doing). None: "[not sampled]". */
 static void expand_host(struct ls_flame *f, const struct stack_data *d,
 			const struct ls_timeline *tl, const struct ls_spans *where, uint64_t host_ns)
 {
 	static const char *const prefix[] = {"latency", "host", NULL};
+	/* no sample fell on this request's host instants (49 Hz sees 20 ms) */
+	static const char *const unsampled[] = {"latency", "host", "[not sampled]"};
 	struct weighted *v = NULL;
 	size_t nv = 0, capv = 0, lo = 0, hi = d->nevents, k = 0;
 
 	if (!where->n) {
-		ls_flame_add(f, prefix, 2, host_ns);
+		ls_flame_add(f, unsampled, 3, host_ns);
 		return;
 	}
 	while (lo < hi) { /* first event at or after the first span */
@@ -599,7 +603,7 @@ static void expand_host(struct ls_flame *f, const struct stack_data *d,
 		memcpy(v[nv++].comm, smp->comm, LS_COMM_LEN);
 	}
 	if (!nv)
-		ls_flame_add(f, prefix, 2, host_ns);
+		ls_flame_add(f, unsampled, 3, host_ns);
 	share_out(v, nv, host_ns);
 	add_merged(f, d, v, nv, prefix);
 	free(v);
