@@ -40,8 +40,10 @@ int ls_analysis_run(struct ls_analysis *a, const char *path, char *err, size_t l
 		if (more == 1 && ls_order_push(ord, rec))
 			goto nomem;
 		while ((rec = ls_order_pop(ord, more != 1))) {
-			if (rec->type == LS_REC_DROPS)
+			if (rec->type == LS_REC_DROPS) {
 				a->drops = ((const struct ls_rec_drops *)rec)->total;
+				a->stack_errors = ((const struct ls_rec_drops *)rec)->stack_errors;
+			}
 			if (rec->type < LS_EV_KERNEL_MAX) {
 				if (!a->first_ts)
 					a->first_ts = rec->ts;

@@ -20,7 +20,7 @@ struct ls_analysis {
 	struct ls_split *split;
 	struct ls_engine_join *join;
 	size_t n, cap;
-	__u64 drops, first_ts, last_ts;
+	__u64 drops, stack_errors, first_ts, last_ts;
 };
 
 /* 0, or -1 with a one-line reason in err. */

@@ -219,6 +219,7 @@ static int load_stack_data(const char *path, struct stack_data *dd, __u64 *sourc
 	struct stack_data d = {0};
 	struct ls_reader *rd;
 	const struct ls_hdr *rec;
+	__u64 stack_errors = 0;
 
 	if (ls_reader_open(&rd, path, err, len) < 0)
 		return -1;
@@ -240,8 +241,15 @@ static int load_stack_data(const char *path, struct stack_data *dd, __u64 *sourc
 		} else if (rec->type == LS_EV_SAMPLE || rec->type == LS_EV_SCHED_SWITCH) {
 			GROW(d.events, d.nevents, d.capevents);
 			d.events[d.nevents++] = (struct ls_hdr *)dup_rec(rec);
+		} else if (rec->type == LS_REC_DROPS && rec->size >= sizeof(struct ls_rec_drops)) {
+			stack_errors = ((const struct ls_rec_drops *)rec)->stack_errors;
 		}
 	}
+	if (stack_errors) /* nothing lost silently */
+		fprintf(stderr,
+			"latsplit flame: warning: %llu stacks were not captured while recording (stack "
+			"map full or a walk failed); their samples and blocked time show as [no stack]\n",
+			(unsigned long long)stack_errors);
 	if (d.nsyms)
 		qsort(d.syms, d.nsyms, sizeof(*d.syms), sym_cmp);
 	if (d.nstacks)

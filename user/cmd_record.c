@@ -71,6 +71,8 @@ static void usage(FILE *out)
 		"  -a, --all-cpus       sample every process, not only the tracked ones\n"
 		"      --no-offcpu      no stacks when tracked threads block (off-CPU)\n"
 		"      --no-symbolize   keep raw stack addresses; do not symbolize at the end\n"
+		"      --stack-entries N  distinct stacks kept (stack map size, default 16384;\n"
+		"                       stacks beyond it are counted, not captured)\n"
 		"      --debug-dir DIR  debug files of stripped binaries: DIR/.build-id/ and\n"
 		"                       DIR/<path>/<debuglink> (default /usr/lib/debug)\n"
 		"      --engine-lib PATH  a file with latsplit engine probes (repeatable; default:\n"
@@ -299,6 +301,7 @@ static void write_drops(struct recorder *r)
 	d->h.ts = ls_now_ns();
 	d->ncpu = ncpu;
 	d->total = ls_bpf_drops(r->bpf, (unsigned long long *)(d + 1), ncpu);
+	d->stack_errors = ls_bpf_stack_errors(r->bpf);
 	write_record(r, &d->h);
 	free(d);
 }
@@ -457,10 +460,11 @@ int cmd_record(int argc, char **argv)
 		{"freq", required_argument, NULL, 'F'},   {"all-cpus", no_argument, NULL, 'a'},
 		{"no-offcpu", no_argument, NULL, 'O'},    {"no-symbolize", no_argument, NULL, 'S'},
 		{"debug-dir", required_argument, NULL, 'D'},
+		{"stack-entries", required_argument, NULL, 'K'},
 		{}};
 	const char *path = "latsplit.data", *debug_dir = NULL;
 	double duration = 0;
-	unsigned long pids[MAX_PIDS], ports[MAX_PORTS], ringbuf_mb = 8, level = 1,
+	unsigned long pids[MAX_PIDS], ports[MAX_PORTS], ringbuf_mb = 8, level = 1, stack_entries = 0,
 		      capture_bytes = 1024;
 	int npids = 0, nports = 0, opt, go_fd = -1, rc = 1;
 	bool verbose = false, no_sock = false, sample_all = false, offcpu = true, symbolize = true;
@@ -537,6 +541,12 @@ int cmd_record(int argc, char **argv)
 		case 'S':
 			symbolize = false;
 			break;
+		case 'K':
+			if (!ls_parse_uint(optarg, 1u << 20, &stack_entries) || !stack_entries) {
+				ls_err("record", "--stack-entries %s: expected 1..1048576", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'D':
 			if (access(optarg, R_OK | X_OK) || strlen(optarg) > 200) {
 				ls_err("record", "--debug-dir %s: %s", optarg,
@@ -595,6 +605,7 @@ int cmd_record(int argc, char **argv)
 				 .sample_freq = freq,
 				 .sample_all = sample_all,
 				 .offcpu_stacks = offcpu,
+				 .stack_entries = stack_entries,
 				 .nengine_paths = nengine_paths,
 				 .on_record = on_record,
 				 .ctx = &r};
@@ -723,7 +734,7 @@ int cmd_record(int argc, char **argv)
 	if (stack_errs)
 		fprintf(stderr,
 			"latsplit record: warning: %llu stacks not captured (stack map full or "
-			"collisions): lower -F or record for less time\n",
+			"collisions): raise --stack-entries, lower -F or record for less time\n",
 			stack_errs);
 
 	struct ls_rec_stats st = {0};

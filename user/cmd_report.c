@@ -315,8 +315,8 @@ static void print_text(const char *path, struct ls_reader *rd, struct ls_analysi
 	printf("latsplit report: %s\n", path);
 	printf("  host %s, kernel %s, %.2f s of events; sources: %s\n", h->hostname, h->release,
 	       span_ns / 1e9, sources);
-	printf("  ring-buffer drops: %llu; capture damage: %s\n", (unsigned long long)drops,
-	       loss[0] ? loss : "none");
+	printf("  ring-buffer drops: %llu; stacks not captured: %llu; capture damage: %s\n",
+	       (unsigned long long)drops, (unsigned long long)rs->stack_errors, loss[0] ? loss : "none");
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct ls_split *s = &rs->split[i];
 		outcomes[rs->v[i].outcome]++;

@@ -317,8 +317,8 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 	}
 	case LS_REC_DROPS: {
 		const struct ls_rec_drops *e = (const void *)rec;
-		KV(",\"total\":%llu,\"ncpu\":%u", "total=%llu ncpu=%u", (unsigned long long)e->total,
-		   e->ncpu);
+		KV(",\"total\":%llu,\"ncpu\":%u,\"stack_errors\":%llu", "total=%llu ncpu=%u stack_errors=%llu",
+		   (unsigned long long)e->total, e->ncpu, (unsigned long long)e->stack_errors);
 		break;
 	}
 	case LS_REC_STATS: {

@@ -414,6 +414,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	b->engine->rodata->want_stacks = opts->offcpu_stacks || opts->sample_freq;
 	b->sched->rodata->want_io = !opts->no_sock;
 	bpf_map__set_max_entries(b->sched->maps.events, opts->ringbuf_bytes);
+	if (opts->stack_entries)
+		bpf_map__set_max_entries(b->sched->maps.stacks, opts->stack_entries);
 	table(b);
 	e = choose_programs(b, err, errlen);
 	if (e)

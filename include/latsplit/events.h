@@ -334,6 +334,7 @@ struct ls_rec_drops {
 	__u32 ncpu;
 	__u32 pad;
 	__u64 total;
+	__u64 stack_errors; /* stacks not taken: stack map full, or a walk failed (ABI 3) */
 	/* __u64 per_cpu[ncpu]; */
 };
 

@@ -57,3 +57,12 @@ read -r gpu_all gpu_engine < <("$LS" flame --kind gpu "$T/eng.data" |
   awk '{s += $NF} /;engine_main;latsplit_gpu_launch;/ {e += $NF} END {printf "%.0f %.0f\n", s, e}')
 info "gpu flame: $gpu_engine of $gpu_all ns under engine_main;latsplit_gpu_launch"
 check "profile.gpu_launch_stacks" test "${gpu_all:-0}" -gt 0 -a "$gpu_engine" = "$gpu_all"
+
+# A stack map too small for the run: the stacks it could not hold are
+# counted in the capture and shown by report and flame, never lost silently.
+"$LS" record -o "$T/small.data" --stack-entries 4 -F 499 --no-sock -- "$ROOT/build/runq-load" 3 1 \
+  >/dev/null 2>"$T/small.log"
+lost=$("$LS" report "$T/small.data" | sed -n 's/.*stacks not captured: \([0-9]*\);.*/\1/p')
+"$LS" flame --kind cpu "$T/small.data" >/dev/null 2>"$T/small.flame.log"
+info "stack map of 4 entries: ${lost:-?} stacks not captured (record: $(grep -c 'stacks not captured' "$T/small.log") warning)"
+check "profile.stack_map_overflow" test "${lost:-0}" -gt 0 -a -s "$T/small.flame.log"
