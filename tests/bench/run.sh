@@ -42,8 +42,8 @@ echo "== symbolization and flame graphs at 1M CPU samples (a full 16k-stack map)
 T0=$(mktemp -d)
 $B/bench-symbolize $T0/prof.data 1000000
 for kind in "--kind cpu" "--kind cpu --svg"; do
-  /usr/bin/time -f "%e s %M KiB" -o $T0/time $B/latsplit flame $kind -o $T0/out $T0/prof.data
-  printf "latsplit flame %-16s %s wall, peak RSS; output %s bytes\n" "$kind:" "$(cat $T0/time)" "$(stat -c %s $T0/out)"
+  /usr/bin/time -f "%e s wall, peak RSS %M KiB" -o $T0/time $B/latsplit flame $kind -o $T0/out $T0/prof.data
+  printf "latsplit flame %-16s %s; output %s bytes\n" "$kind:" "$(cat $T0/time)" "$(stat -c %s $T0/out)"
 done
 rm -rf $T0
 
