@@ -75,6 +75,8 @@ static void usage(FILE *out)
 		"                       stacks beyond it are counted, not captured)\n"
 		"      --debug-dir DIR  debug files of stripped binaries: DIR/.build-id/ and\n"
 		"                       DIR/<path>/<debuglink> (default /usr/lib/debug)\n"
+		"      --no-engine      no engine-event or GPU-shim probes (USDT uprobes cost a\n"
+		"                       trap per event; T_sched is then inferred)\n"
 		"      --engine-lib PATH  a file with latsplit engine probes (repeatable; default:\n"
 		"                       liblatsplit-engine.so beside latsplit, in /usr/local/lib\n"
 		"                       and /usr/lib)\n"
@@ -461,13 +463,15 @@ int cmd_record(int argc, char **argv)
 		{"no-offcpu", no_argument, NULL, 'O'},    {"no-symbolize", no_argument, NULL, 'S'},
 		{"debug-dir", required_argument, NULL, 'D'},
 		{"stack-entries", required_argument, NULL, 'K'},
+		{"no-engine", no_argument, NULL, 'G'},
 		{}};
 	const char *path = "latsplit.data", *debug_dir = NULL;
 	double duration = 0;
 	unsigned long pids[MAX_PIDS], ports[MAX_PORTS], ringbuf_mb = 8, level = 1, stack_entries = 0,
 		      capture_bytes = 1024;
 	int npids = 0, nports = 0, opt, go_fd = -1, rc = 1;
-	bool verbose = false, no_sock = false, sample_all = false, offcpu = true, symbolize = true;
+	bool verbose = false, no_sock = false, no_engine = false, sample_all = false, offcpu = true,
+	     symbolize = true;
 	unsigned long freq = 49;
 	const char *engine_paths[8], *cuda_paths[4];
 	int nengine_paths = 0, ncuda_paths = 0;
@@ -541,6 +545,9 @@ int cmd_record(int argc, char **argv)
 		case 'S':
 			symbolize = false;
 			break;
+		case 'G':
+			no_engine = true;
+			break;
 		case 'K':
 			if (!ls_parse_uint(optarg, 1u << 20, &stack_entries) || !stack_entries) {
 				ls_err("record", "--stack-entries %s: expected 1..1048576", optarg);
@@ -596,7 +603,9 @@ int cmd_record(int argc, char **argv)
 	if (nports)
 		port_owners(ports, nports, pids, &npids);
 
-	if (!nengine_paths)
+	if (no_engine)
+		nengine_paths = 0;
+	else if (!nengine_paths)
 		nengine_paths = default_engine_paths(engine_paths, self_lib);
 	struct ls_bpf_opts bo = {.track_all = track_all,
 				 .ringbuf_bytes = ringbuf_mb << 20,

@@ -6,7 +6,8 @@
 #     flame graphs of a 1M-sample capture;
 #  4. overhead of `latsplit record` on a context-switch-heavy loopback
 #     workload (small streaming requests, keep-alive): requests/s untraced,
-#     recorded with scheduler+TCP only, + socket I/O, + off-CPU stacks at
+#     recorded with scheduler+TCP only (no engine USDT probes), + the engine
+#     probes (a uprobe trap per engine event), + socket I/O, + off-CPU stacks at
 #     every blocking switch, + 49 Hz stack sampling (full), alternated in one
 #     run; events/s and bytes/event; where the BPF time goes (per-program
 #     run time from kernel.bpf_stats_enabled).
@@ -64,9 +65,10 @@ recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log
   [[ -n ${PROG_STATS:-} ]] && bpftool prog show -j > $T/progs.json
   kill -INT $rp; wait $rp
 }
-declare -a base nosock nostacks offcpu full
+declare -a base noeng nosock nostacks offcpu full
 for round in 1 2 3; do
   base+=("$(run_load)")
+  noeng+=("$(recorded --no-sock -F 0 --no-offcpu --no-engine)")
   nosock+=("$(recorded --no-sock -F 0 --no-offcpu)")
   nostacks+=("$(recorded -F 0 --no-offcpu)")
   offcpu+=("$(recorded -F 0)")
@@ -75,14 +77,15 @@ for round in 1 2 3; do
   dur=$(sed -n 's/^latsplit record: \([0-9.]*\) s,.*/\1/p' $T/rec.log)
   bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/rec.log)
   sio=$(grep -o 'sock_io=[0-9]*' $T/rec.log | cut -d= -f2)
-  printf "round %d: untraced %8.1f req/s | sched+tcp %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f  (full: %s events in %s s, sock_io %s, %s B/event)\n" \
-    $round "${base[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe"
+  printf "round %d: untraced %8.1f req/s | sched+tcp, no engine probes %8.1f | +engine probes %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f  (full: %s events in %s s, sock_io %s, %s B/event)\n" \
+    $round "${base[-1]}" "${noeng[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe"
 done
-python3 - "${base[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" <<'PY'
+python3 - "${base[@]}" "${noeng[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" <<'PY'
 import sys, statistics as s
-v = list(map(float, sys.argv[1:])); b, n, ns, oc, f = v[:3], v[3:6], v[6:9], v[9:12], v[12:]
+v = list(map(float, sys.argv[1:])); b, ne, n, ns, oc, f = (v[i:i + 3] for i in range(0, 18, 3))
 m = s.median(b)
-print(f"median req/s (ratio to untraced): untraced {m:.1f}; sched+tcp {s.median(n):.1f} ({s.median(n)/m:.3f}); "
+print(f"median req/s (ratio to untraced): untraced {m:.1f}; sched+tcp without engine probes "
+      f"{s.median(ne):.1f} ({s.median(ne)/m:.3f}); + engine USDT probes {s.median(n):.1f} ({s.median(n)/m:.3f}); "
       f"+socket I/O {s.median(ns):.1f} ({s.median(ns)/m:.3f}); +off-CPU stacks {s.median(oc):.1f} "
       f"({s.median(oc)/m:.3f}); +49 Hz sampling {s.median(f):.1f} ({s.median(f)/m:.3f})")
 PY
@@ -95,7 +98,8 @@ sysctl -qw kernel.bpf_stats_enabled=$old_stats
 python3 - $T/progs.json <<'PY'
 import json, sys
 progs = [p for p in json.load(open(sys.argv[1])) if p.get("run_cnt")]
-ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "enter_", "exit_"))]
+ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "enter_", "exit_",
+                                                          "request_", "first_token", "gpu_"))]
 total = sum(p["run_time_ns"] for p in ours)
 print(f"{'program':28s} {'runs':>10s} {'ns/run':>8s} {'total ms':>9s} {'share':>6s}")
 for p in sorted(ours, key=lambda p: -p["run_time_ns"])[:12]:

@@ -69,3 +69,10 @@ check "command.check_root" test $rc -eq 0
 setpriv --reuid=65534 --regid=65534 --clear-groups "$LS" check >"$T/check2.txt" 2>&1; rc=$?
 check "command.check_unprivileged" test $rc -eq 1
 grep -q "needs root or CAP_BPF+CAP_PERFMON" "$T/check2.txt" || fail "command.check_message"
+
+# --no-engine: no engine USDT probes attached, and the header says so.
+"$LS" record -o "$T/noeng.data" -d 0.2 2>/dev/null
+"$LS" record -o "$T/noeng2.data" -d 0.2 --no-engine 2>/dev/null
+with=$("$LS" dump "$T/noeng.data" 2>/dev/null | grep "^# sources" | grep -c engine_usdt)
+without=$("$LS" dump "$T/noeng2.data" 2>/dev/null | grep "^# sources" | grep -c engine_usdt)
+check "command.no_engine" test "$with" -gt 0 -a "$without" -eq 0
