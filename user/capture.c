@@ -47,6 +47,7 @@ static const struct {
 	[LS_EV_SAMPLE] = {"sample", sizeof(struct ls_ev_sample)},
 	[LS_REC_STACK] = {"stack", sizeof(struct ls_rec_stack)},
 	[LS_REC_SYM] = {"sym", sizeof(struct ls_rec_sym)},
+	[LS_REC_MAPPING] = {"mapping", sizeof(struct ls_rec_mapping)},
 	[LS_REC_PROC_INFO] = {"proc_info", sizeof(struct ls_rec_proc_info)},
 	[LS_REC_DROPS] = {"drops", sizeof(struct ls_rec_drops)},
 	[LS_REC_STATS] = {"stats", sizeof(struct ls_rec_stats)},

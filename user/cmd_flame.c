@@ -24,6 +24,7 @@
 #include "flame.h"
 #include "grow.h"
 #include "latsplit/engine.h"
+#include "symbolize.h"
 
 static int owner(int sub)
 {
@@ -113,7 +114,14 @@ struct stack_data {
 	size_t nevents, capevents;
 	struct pending_block *blocked; /* closed blocked spans with their stacks, by start */
 	size_t nblocked, capblocked;
+	/* user addresses the capture has no symbol for (recorded with
+	 * --no-symbolize, or elsewhere): resolved here from its mapping
+	 * records, by build-id; NULL without mappings */
+	struct ls_symbolizer *offline;
 };
+
+/* --debug-dir of flame, for the offline symbolizer. */
+static const char *debug_dir;
 
 static int sym_cmp(const void *a, const void *b)
 {
@@ -130,6 +138,8 @@ static const char *sym_name(const struct stack_data *d, __u32 pid, __u64 ip, cha
 
 	if (s)
 		return s->name;
+	if (pid && d->offline)
+		return ls_sym_resolve(d->offline, pid, ip, buf, len);
 	snprintf(buf, len, "0x%llx", (unsigned long long)ip);
 	return buf;
 }
@@ -241,6 +251,18 @@ static int load_stack_data(const char *path, struct stack_data *dd, __u64 *sourc
 		} else if (rec->type == LS_EV_SAMPLE || rec->type == LS_EV_SCHED_SWITCH) {
 			GROW(d.events, d.nevents, d.capevents);
 			d.events[d.nevents++] = (struct ls_hdr *)dup_rec(rec);
+		} else if (rec->type == LS_REC_MAPPING) {
+			const struct ls_rec_mapping *m = (const void *)rec;
+			char path[4096];
+			size_t n = rec->size - sizeof(*m);
+			snprintf(path, sizeof(path), "%.*s", (int)(n < sizeof(path) ? n : sizeof(path) - 1),
+				 (const char *)(m + 1));
+			if (!d.offline && (d.offline = ls_sym_new()) && debug_dir)
+				ls_sym_set_debug_dir(d.offline, debug_dir);
+			struct ls_sym_mapping sm = {m->start, m->end, m->pgoff, path, NULL};
+			if (d.offline)
+				ls_sym_add_mapping(d.offline, m->h.pid, &sm, m->build_id,
+						   m->build_id_len <= sizeof(m->build_id) ? m->build_id_len : 0);
 		} else if (rec->type == LS_REC_DROPS && rec->size >= sizeof(struct ls_rec_drops)) {
 			stack_errors = ((const struct ls_rec_drops *)rec)->stack_errors;
 		}
@@ -301,6 +323,7 @@ static void free_stack_data(struct stack_data *d)
 	free(d->stacks);
 	free(d->syms);
 	free(d->blocked);
+	ls_sym_free(d->offline);
 }
 
 /* One stack of a graph with its weight (samples or ns). */
@@ -630,6 +653,9 @@ static void usage(FILE *out)
 		"  --kind offcpu    blocked time of tracked threads by blocking stack, ns\n"
 		"  --request ID, --component NAME (e.g. queueing or queueing.engine), --pid PID\n"
 		"  --ttft           the time-to-first-token split instead of the whole latency\n"
+		"  --debug-dir DIR  debug files by build-id, for user addresses the capture\n"
+		"                   holds no symbol for (recorded with --no-symbolize, or the\n"
+		"                   binaries differ here); default /usr/lib/debug\n"
 		"  -o OUT           write there instead of stdout\n");
 }
 
@@ -640,6 +666,7 @@ int cmd_flame(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},  {"request", required_argument, NULL, 'r'},
 		{"component", required_argument, NULL, 'c'}, {"pid", required_argument, NULL, 'p'},
 		{"ttft", no_argument, NULL, 't'},          {"help", no_argument, NULL, 'h'},
+		{"debug-dir", required_argument, NULL, 'D'},
 		{}};
 	const char *path = "latsplit.data", *kind = "latency", *outpath = NULL, *component = NULL;
 	unsigned long request = 0, pid = 0;
@@ -657,6 +684,7 @@ int cmd_flame(int argc, char **argv)
 		case 'o': outpath = optarg; break;
 		case 'c': component = optarg; break;
 		case 't': ttft = true; break;
+		case 'D': debug_dir = optarg; break;
 		case 'r':
 		case 'p':
 			if (!ls_parse_uint(optarg, ~0ul, opt == 'r' ? &request : &pid)) {

@@ -292,6 +292,17 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		KV(",\"ip\":%llu,\"name\":\"%s\"", "ip=0x%llx %s", (unsigned long long)e->ip, name);
 		break;
 	}
+	case LS_REC_MAPPING: {
+		const struct ls_rec_mapping *e = (const void *)rec;
+		char path[256], id[41] = "";
+		safe_str(path, sizeof(path), (const char *)(e + 1), rec->size - sizeof(*e));
+		for (__u32 i = 0; i < e->build_id_len && i < 20; i++)
+			snprintf(id + 2 * i, sizeof(id) - 2 * i, "%02x", e->build_id[i]);
+		KV(",\"start\":%llu,\"end\":%llu,\"pgoff\":%llu,\"build_id\":\"%s\",\"path\":\"%s\"",
+		   "0x%llx-0x%llx pgoff=0x%llx build_id=%s %s", (unsigned long long)e->start,
+		   (unsigned long long)e->end, (unsigned long long)e->pgoff, id[0] ? id : "-", path);
+		break;
+	}
 	case LS_REC_PROC_INFO: {
 		const struct ls_rec_proc_info *e = (const void *)rec;
 		char exe[257], cmd[512];

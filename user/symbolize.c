@@ -33,7 +33,9 @@ struct elf_file {
 
 struct mapping {
 	uint64_t start, end, pgoff;
-	char *path;
+	char *path; /* as mapped (or [anon], [vdso], ...) */
+	char *file; /* where its symbols are read: path, or a debug file found by
+		     * build-id for a capture's mapping; NULL: none usable */
 };
 
 struct proc_maps {
@@ -123,25 +125,36 @@ static void load_kallsyms(struct ls_symbolizer *s)
 		qsort(s->ksyms, s->nk, sizeof(*s->ksyms), sym_cmp);
 }
 
+/* An ELF file opened for reading (*fd set), or NULL. */
+static Elf *elf_open(const char *path, int *fd)
+{
+	Elf *e;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	e = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(*fd);
+		return NULL;
+	}
+	return e;
+}
+
 /* Reads function symbols and PT_LOAD segments of one ELF file. */
 static int read_elf(struct elf_file *ef, const char *path, bool syms_only)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e;
+	int fd;
+	Elf *e = elf_open(path, &fd);
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	size_t phn;
 	bool have_symtab = false;
 
-	if (fd < 0)
+	if (!e)
 		return -1;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
-		close(fd);
-		return -1;
-	}
 	if (!syms_only && !elf_getphdrnum(e, &phn)) {
 		for (size_t i = 0; i < phn && ef->nsegs < 16; i++) {
 			GElf_Phdr ph;
@@ -181,21 +194,72 @@ static int read_elf(struct elf_file *ef, const char *path, bool syms_only)
 	return 0;
 }
 
+/* The GNU build-id note of an open ELF: its length, 0 if none. */
+static size_t elf_build_id(Elf *e, unsigned char *id, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz <= len &&
+			    nh.n_descsz) {
+				memcpy(id, (const char *)d->d_buf + desc_off, nh.n_descsz);
+				return nh.n_descsz;
+			}
+	}
+	return 0;
+}
+
+int ls_sym_build_id(const char *path, unsigned char *id, size_t len)
+{
+	int fd;
+	Elf *e;
+	size_t n;
+
+	elf_version(EV_CURRENT);
+	if (!(e = elf_open(path, &fd)))
+		return -1;
+	n = elf_build_id(e, id, len);
+	elf_end(e);
+	close(fd);
+	return (int)n;
+}
+
+/* DIR/.build-id/xx/rest.debug for a build-id. */
+static void build_id_path(char *out, size_t len, const char *debug_dir, const unsigned char *id,
+			  size_t n)
+{
+	size_t off = snprintf(out, len, "%s/.build-id/%02x/", debug_dir, id[0]);
+
+	for (size_t i = 1; i < n && off + 8 < len; i++)
+		off += snprintf(out + off, len - off, "%02x", id[i]);
+	snprintf(out + off, len - off, ".debug");
+}
+
 /* A stripped file's debug symbols: by build-id, else by .gnu_debuglink. */
 static void read_debug_file(struct elf_file *ef, const char *path, const char *debug_dir)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	int fd;
+	Elf *e = elf_open(path, &fd);
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	char cand[4][1024];
 	int nc = 0;
 
-	if (!e) {
-		if (fd >= 0)
-			close(fd);
+	if (!e)
 		return;
-	}
+	unsigned char id[LS_BUILD_ID_MAX];
+	size_t idn = elf_build_id(e, id, sizeof(id));
+	if (idn)
+		build_id_path(cand[nc++], sizeof(cand[0]), debug_dir, id, idn);
 	while ((scn = elf_nextscn(e, scn)) && nc < 2) { /* at most 1 + 3 candidates */
 		Elf_Data *d;
 		size_t shstrndx;
@@ -207,15 +271,7 @@ static void read_debug_file(struct elf_file *ef, const char *path, const char *d
 		d = elf_getdata(scn, NULL);
 		if (!name || !d || !d->d_buf)
 			continue;
-		if (sh.sh_type == SHT_NOTE && !strcmp(name, ".note.gnu.build-id") && d->d_size > 16) {
-			const unsigned char *id = (const unsigned char *)d->d_buf + 16;
-			size_t n = d->d_size - 16, off;
-			off = snprintf(cand[nc], sizeof(cand[nc]), "%s/.build-id/%02x/", debug_dir, id[0]);
-			for (size_t i = 1; i < n && off + 8 < sizeof(cand[nc]); i++)
-				off += snprintf(cand[nc] + off, sizeof(cand[nc]) - off, "%02x", id[i]);
-			snprintf(cand[nc] + off, sizeof(cand[nc]) - off, ".debug");
-			nc++;
-		} else if (!strcmp(name, ".gnu_debuglink") && nc < 2 && memchr(d->d_buf, 0, d->d_size)) {
+		if (!strcmp(name, ".gnu_debuglink") && nc < 2 && memchr(d->d_buf, 0, d->d_size)) {
 			/* where gdb looks: beside the file, in .debug/, under the debug dir */
 			char dir[400];
 			const char *slash = strrchr(path, '/'), *dl_name = d->d_buf;
@@ -281,32 +337,48 @@ int ls_sym_has_process(const struct ls_symbolizer *s, pid_t pid)
 	return proc_get(s, pid) != NULL;
 }
 
-int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid)
+static struct proc_maps *proc_new(struct ls_symbolizer *s, pid_t pid)
 {
-	char path[64], line[4096];
 	struct proc_maps *p = proc_get(s, pid);
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
 	if (!p) {
 		GROW(s->procs, s->nprocs, s->capprocs);
 		p = &s->procs[s->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
 	}
+	return p;
+}
+
+/* Adds a mapping unless the same one is known (mappings only accumulate:
+ * a library unmapped later still explains the stacks taken before). */
+static void map_add(struct proc_maps *p, uint64_t b, uint64_t e, uint64_t off, const char *path,
+		    const char *file)
+{
 	for (size_t i = 0; i < p->n; i++)
-		free(p->m[i].path);
-	p->n = 0;
+		if (p->m[i].start == b && p->m[i].end == e && !strcmp(p->m[i].path, path))
+			return;
+	GROW(p->m, p->n, p->cap);
+	p->m[p->n++] = (struct mapping){b, e, off, strdup(path), file ? strdup(file) : NULL};
+}
+
+int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid)
+{
+	char path[64], line[4096];
+	struct proc_maps *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	p = proc_new(s, pid);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long b, e, off;
 		char perms[8], file[3000] = "";
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %2999[^\n]", &b, &e, perms, &off, file) < 4 ||
 		    perms[2] != 'x')
 			continue;
-		GROW(p->m, p->n, p->cap);
 		char full[3100];
 		/* Through the process's root when the path is not ours (another
 		 * mount namespace); ours otherwise: the process may be gone by
@@ -314,10 +386,41 @@ int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid)
 		snprintf(full, sizeof(full), "%s", file[0] ? file : "[anon]");
 		if (file[0] == '/' && access(file, R_OK))
 			snprintf(full, sizeof(full), "/proc/%d/root%s", pid, file);
-		p->m[p->n++] = (struct mapping){b, e, off, strdup(full)};
+		map_add(p, b, e, off, file[0] ? file : "[anon]", full[0] == '/' ? full : NULL);
 	}
 	fclose(f);
 	return 0;
+}
+
+int ls_sym_mapping(const struct ls_symbolizer *s, pid_t pid, size_t i, struct ls_sym_mapping *out)
+{
+	const struct proc_maps *p = proc_get(s, pid);
+
+	if (!p || i >= p->n)
+		return -1;
+	*out = (struct ls_sym_mapping){p->m[i].start, p->m[i].end, p->m[i].pgoff, p->m[i].path,
+				       p->m[i].file};
+	return 0;
+}
+
+void ls_sym_add_mapping(struct ls_symbolizer *s, pid_t pid, const struct ls_sym_mapping *m,
+			const unsigned char *build_id, size_t id_len)
+{
+	unsigned char local[LS_BUILD_ID_MAX];
+	char dbg[1024];
+	const char *file = NULL;
+
+	if (m->path[0] == '/') {
+		int n = ls_sym_build_id(m->path, local, sizeof(local));
+		if (n >= 0 && (!id_len || ((size_t)n == id_len && !memcmp(local, build_id, id_len))))
+			file = m->path; /* the same file is here */
+		else if (id_len) {
+			build_id_path(dbg, sizeof(dbg), s->debug_dir, build_id, id_len);
+			if (!access(dbg, R_OK))
+				file = dbg; /* its debug file */
+		}
+	}
+	map_add(proc_new(s, pid), m->start, m->end, m->pgoff, m->path, file);
 }
 
 const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char *buf, size_t len)
@@ -337,11 +440,8 @@ const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char
 			continue;
 		base = strrchr(m->path, '/');
 		base = base ? base + 1 : m->path;
-		if (m->path[0] != '/') {
-			snprintf(buf, len, "[unknown] (%s)", m->path);
-			return buf;
-		}
-		const char *name = ls_sym_file_offset(s, m->path, ip - m->start + m->pgoff);
+		const char *name = m->file ? ls_sym_file_offset(s, m->file, ip - m->start + m->pgoff)
+					   : NULL;
 		if (name)
 			snprintf(buf, len, "%s", name);
 		else
@@ -368,8 +468,10 @@ void ls_sym_free(struct ls_symbolizer *s)
 	}
 	free(s->files);
 	for (size_t i = 0; i < s->nprocs; i++) {
-		for (size_t k = 0; k < s->procs[i].n; k++)
+		for (size_t k = 0; k < s->procs[i].n; k++) {
 			free(s->procs[i].m[k].path);
+			free(s->procs[i].m[k].file);
+		}
 		free(s->procs[i].m);
 	}
 	free(s->procs);

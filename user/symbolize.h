@@ -20,8 +20,29 @@ struct ls_symbolizer *ls_sym_new(void);
 /* Where debug files live (gdb's debug-file-directory): DIR/.build-id/xx/
  * rest.debug and DIR/<dir of the file>/<debuglink name>. -1 if too long. */
 int ls_sym_set_debug_dir(struct ls_symbolizer *s, const char *dir);
-/* Reads pid's executable mappings now (again if called again). */
+/* Reads pid's executable mappings now; called again, adds the new ones
+ * (mappings accumulate: stacks taken before an unmap still resolve). */
 int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid);
+
+#define LS_BUILD_ID_MAX 20
+/* An executable mapping: path as the process mapped it ([vdso], [anon] for
+ * anonymous code such as a JIT's); file, where its symbols are read (NULL:
+ * nowhere). */
+struct ls_sym_mapping {
+	uint64_t start, end, pgoff;
+	const char *path, *file;
+};
+/* The i-th mapping known for pid: 0, or -1 past the end. */
+int ls_sym_mapping(const struct ls_symbolizer *s, pid_t pid, size_t i, struct ls_sym_mapping *out);
+/* A mapping recorded elsewhere (a capture), for symbolizing offline: the
+ * file at m->path is used when its build-id matches (or none was
+ * recorded), else the debug file with that build-id under the debug
+ * directory, else none (frames read "[unknown] (module)"). m->file unused. */
+void ls_sym_add_mapping(struct ls_symbolizer *s, pid_t pid, const struct ls_sym_mapping *m,
+			const unsigned char *build_id, size_t id_len);
+/* The GNU build-id of an ELF file into id: its length, 0 if it has none,
+ * -1 if unreadable. */
+int ls_sym_build_id(const char *path, unsigned char *id, size_t len);
 int ls_sym_has_process(const struct ls_symbolizer *s, pid_t pid);
 /* Writes the name of ip in pid (pid 0: the kernel) into buf. */
 const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char *buf, size_t len);

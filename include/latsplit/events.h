@@ -50,6 +50,7 @@ enum ls_type {
 	LS_REC_STATS = 130,     /* end-of-capture statistics */
 	LS_REC_STACK = 131,     /* a stack-map entry: id -> instruction pointers */
 	LS_REC_SYM = 132,       /* a symbolized address (pid 0: kernel) */
+	LS_REC_MAPPING = 133,   /* an executable mapping of a process with stacks */
 	LS_REC_MAX,
 };
 
@@ -324,6 +325,18 @@ struct ls_rec_sym {
 	__u32 name_len;
 	__u32 pad;
 	/* char name[name_len]; */
+};
+
+/* Variable size: the mapped path follows, path_len bytes with its NUL. The
+ * process's executable mappings, written when its first stack arrives and
+ * again at the end, so a capture can be symbolized elsewhere (ABI 3). */
+struct ls_rec_mapping {
+	struct ls_hdr h; /* pid: the process */
+	__u64 start, end, pgoff;
+	__u8 build_id[20];
+	__u32 build_id_len; /* 0: none or unreadable */
+	__u32 path_len;
+	/* char path[path_len]; */
 };
 
 #define LS_MAX_CPUS 1024

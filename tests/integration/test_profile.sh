@@ -37,6 +37,27 @@ check "profile.offcpu" test "$slept" -ge 570 -a "$slept" -le 700
 python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit(0 if any("hot_loop" in (t.firstChild.data or "") for t in d.getElementsByTagName("title")) else 1)' "$T/cpu.svg"
 check "profile.svg" test $? -eq 0
 
+# Symbolized elsewhere: recorded with --no-symbolize, the capture keeps the
+# process's mappings with build-ids, and flame symbolizes from them. Then the
+# binary is rebuilt (another build-id) and stripped: the old capture must not
+# take names from the new file; with the old debug file under --debug-dir
+# (found by build-id, as on an analysis machine) the names come back.
+"$LS" record -o "$T/raw.data" --no-symbolize -- "$T/hot" 2>/dev/null
+bid=$(readelf -n "$T/hot" | awk '/Build ID/ {print $3}')
+maps=$("$LS" dump "$T/raw.data" | grep -c "mapping .*build_id=$bid $T/hot$")
+syms=$("$LS" dump "$T/raw.data" | grep -c " sym ")
+hot_raw=$("$LS" flame --kind cpu "$T/raw.data" | awk '/;hot_loop( |;)/ {s += $NF} END {print s + 0}')
+info "--no-symbolize: $maps mapping record(s) of hot with build-id $bid, $syms symbols; hot_loop from mappings: $hot_raw samples"
+check "profile.offline_symbolize" test "$maps" -ge 1 -a "$syms" -eq 0 -a "$hot_raw" -ge 8
+mkdir -p "$T/dbg/.build-id/${bid:0:2}"
+objcopy --only-keep-debug "$T/hot" "$T/dbg/.build-id/${bid:0:2}/${bid:2}.debug"
+cc -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -o "$T/hot" "$T/hot.c" \
+  -Wl,--build-id=0x0123456789abcdef0123456789abcdef01234567 && strip "$T/hot"
+hot_other=$("$LS" flame --kind cpu --debug-dir /nonexistent "$T/raw.data" | awk '/;hot_loop( |;)/ {s += $NF} END {print s + 0}')
+hot_dbg=$("$LS" flame --kind cpu --debug-dir "$T/dbg" "$T/raw.data" | awk '/;hot_loop( |;)/ {s += $NF} END {print s + 0}')
+info "binary replaced: hot_loop $hot_other samples without its debug file, $hot_dbg with it (by build-id)"
+check "profile.offline_build_id" test "$hot_other" -eq 0 -a "$hot_dbg" -eq "$hot_raw"
+
 # The latency flame graph expands host time with the engine's samples taken at
 # instants the split called host, and its total is still the sum of every
 # request's components.

@@ -195,6 +195,24 @@ static void check_variant(const char *flags, enum variant v)
 		assert_string_not_equal(unknown, "sym_target_fn");
 }
 
+/* The build-id note as readelf reads it; none in a file without one. */
+static void test_build_id(void **state)
+{
+	unsigned char id[LS_BUILD_ID_MAX];
+	char hex[64] = "", want[64];
+	int n;
+
+	(void)state;
+	sh_line(want, sizeof(want), "readelf -n /proc/%d/exe | awk '/Build ID/ {print $3}'", getpid());
+	n = ls_sym_build_id("/proc/self/exe", id, sizeof(id));
+	for (int i = 0; i < n; i++)
+		snprintf(hex + 2 * i, sizeof(hex) - 2 * i, "%02x", id[i]);
+	assert_string_equal(hex, want);
+	assert_true(n == 20);
+	assert_int_equal(ls_sym_build_id("/nonexistent", id, sizeof(id)), -1);
+	assert_int_equal(ls_sym_build_id("/proc/self/status", id, sizeof(id)), -1); /* not ELF */
+}
+
 static void test_pie(void **state)
 {
 	(void)state;
@@ -235,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_stripped_debuglink),
 		cmocka_unit_test(test_stripped_build_id),
 		cmocka_unit_test(test_shared_library),
+		cmocka_unit_test(test_build_id),
 	};
 	return cmocka_run_group_tests_name("symbolize", tests, NULL, NULL);
 }
