@@ -22,6 +22,8 @@ AGENT_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(AGENT_SRCS))
 # What unit tests link: everything but the CLI and the BPF loader.
 LIB_SRCS := user/capture.c user/order.c user/format.c user/http.c user/requests.c user/attribute.c user/timeline.c user/verdict.c user/analysis.c user/flame.c user/symbolize.c
 LIB_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
+# The whole agent under ASan+UBSan, for the sanitized integration test.
+AGENT_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(AGENT_SRCS))
 
 UNIT_SRCS := $(filter-out tests/unit/test_cupti.c,$(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -88,9 +90,13 @@ $(BUILD)/latsplit: $(AGENT_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/san/%.o: user/%.c include/latsplit/*.h user/*.h | $(BUILD)/san
+$(BUILD)/san/%.o: user/%.c $(SKELS) include/latsplit/*.h user/*.h | $(BUILD)/san
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -c $< -o $@
+
+$(BUILD)/san/latsplit: $(AGENT_SAN_OBJS)
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) -O1 -g $(SAN) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
@@ -141,7 +147,7 @@ $(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/capture.o 
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread
 
-test: deps all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http
+test: deps all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http $(BUILD)/san/latsplit
 	@tests/run.sh
 
 unit: $(UNIT_BINS)

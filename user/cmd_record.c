@@ -53,7 +53,7 @@ struct recorder {
 	__u64 events;
 	__u64 start_ts;
 	int write_err;
-	unsigned char procbuf[LS_PROC_INFO_MAX];
+	_Alignas(8) unsigned char procbuf[LS_PROC_INFO_MAX];
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -190,7 +190,7 @@ static void write_mappings(struct recorder *r, __u32 pid)
 {
 	struct mapped *m = NULL;
 	struct ls_sym_mapping sm;
-	unsigned char buf[sizeof(struct ls_rec_mapping) + 4096];
+	_Alignas(8) unsigned char buf[sizeof(struct ls_rec_mapping) + 4096];
 	struct ls_rec_mapping *e = (void *)buf;
 
 	for (size_t i = 0; i < r->nmapped && !m; i++)
@@ -291,7 +291,7 @@ static int copy_cmp(const void *a, const void *b)
 static void write_stacks(struct recorder *r, bool symbolize)
 {
 	unsigned long long ips[127];
-	unsigned char buf[sizeof(struct ls_rec_stack) + sizeof(ips)];
+	_Alignas(8) unsigned char buf[sizeof(struct ls_rec_stack) + sizeof(ips)];
 	struct ls_rec_stack *st = (void *)buf;
 	__u32 id = 0;
 	bool have = false;
@@ -321,7 +321,7 @@ static void write_stacks(struct recorder *r, bool symbolize)
 			write_mappings(r, r->mapped[i].pid);
 	if (symbolize && r->sym && r->nuses && nst) {
 		char name[512];
-		unsigned char sbuf[sizeof(struct ls_rec_sym) + sizeof(name)];
+		_Alignas(8) unsigned char sbuf[sizeof(struct ls_rec_sym) + sizeof(name)];
 		struct ls_rec_sym *sy = (void *)sbuf;
 		struct ls_sym_addr *addrs = NULL;
 		size_t k = 0, na = 0, capa = 0;

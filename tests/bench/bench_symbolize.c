@@ -184,7 +184,8 @@ int main(int argc, char **argv)
 		memcpy(e.comm, "bench", 6);
 		ls_writer_append(w, &e.h);
 	}
-	unsigned char sbuf[sizeof(struct ls_rec_stack) + 40 * 8], ybuf[sizeof(struct ls_rec_sym) + 512];
+	_Alignas(8) unsigned char sbuf[sizeof(struct ls_rec_stack) + 40 * 8];
+	_Alignas(8) unsigned char ybuf[sizeof(struct ls_rec_sym) + 512];
 	for (int s = 0; s < USTACKS + (nk ? KSTACKS : 0); s++) {
 		struct ls_rec_stack *st = (void *)sbuf;
 		int n = s < USTACKS ? un[s] : kn[s - USTACKS];

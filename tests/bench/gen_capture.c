@@ -36,7 +36,7 @@ static void hdr(struct ls_hdr *h, __u16 type, __u16 size, __u64 ts, __u32 pid, _
 
 static void io(__u64 ts, __u64 conn, __u16 dir, const char *data, __u32 bytes)
 {
-	unsigned char buf[sizeof(struct ls_ev_sock_io) + 1024];
+	_Alignas(8) unsigned char buf[sizeof(struct ls_ev_sock_io) + 1024];
 	struct ls_ev_sock_io *e = (void *)buf;
 	size_t n = strlen(data);
 

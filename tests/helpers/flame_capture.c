@@ -43,7 +43,7 @@ static void hdr(struct ls_hdr *h, __u16 type, __u16 size, __u64 ts, __u32 tid)
 
 static void io(__u64 ts, __u16 dir, const char *data)
 {
-	unsigned char buf[sizeof(struct ls_ev_sock_io) + 512];
+	_Alignas(8) unsigned char buf[sizeof(struct ls_ev_sock_io) + 512];
 	struct ls_ev_sock_io *e = (void *)buf;
 	size_t n = strlen(data);
 
@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 
 	/* the stack map and its symbols, as record writes them at the end */
 	for (int id = 1; id <= 5; id++) {
-		unsigned char buf[sizeof(struct ls_rec_stack) + 8];
+		_Alignas(8) unsigned char buf[sizeof(struct ls_rec_stack) + 8];
 		struct ls_rec_stack *s = (void *)buf;
 		memset(s, 0, sizeof(*s));
 		hdr(&s->h, LS_REC_STACK, sizeof(buf), B + 20 * MS, 0);
@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 		memcpy(s + 1, &ip, 8);
 		ls_writer_append(w, &s->h);
 
-		unsigned char ybuf[sizeof(struct ls_rec_sym) + 32];
+		_Alignas(8) unsigned char ybuf[sizeof(struct ls_rec_sym) + 32];
 		struct ls_rec_sym *y = (void *)ybuf;
 		size_t nl = strlen(fn[id]) + 1;
 		memset(y, 0, sizeof(*y));
