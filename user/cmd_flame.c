@@ -114,6 +114,7 @@ struct stack_data {
 	size_t nevents, capevents;
 	struct pending_block *blocked; /* closed blocked spans with their stacks, by start */
 	size_t nblocked, capblocked;
+	__u64 *maxend; /* maxend[i]: the latest end among blocked[0..i] (non-decreasing) */
 	/* user addresses the capture has no symbol for (recorded with
 	 * --no-symbolize, or elsewhere): resolved here from its mapping
 	 * records, by build-id; NULL without mappings */
@@ -304,8 +305,15 @@ static int load_stack_data(const char *path, struct stack_data *dd, __u64 *sourc
 		}
 	}
 	free(open);
-	if (d.nblocked)
+	if (d.nblocked) {
 		qsort(d.blocked, d.nblocked, sizeof(*d.blocked), block_cmp);
+		d.maxend = malloc(d.nblocked * sizeof(*d.maxend));
+		if (!d.maxend)
+			abort();
+		for (size_t i = 0; i < d.nblocked; i++)
+			d.maxend[i] = i && d.maxend[i - 1] > d.blocked[i].end ? d.maxend[i - 1]
+									 : d.blocked[i].end;
+	}
 	ls_reader_close(rd);
 	*dd = d;
 	return 0;
@@ -323,6 +331,7 @@ static void free_stack_data(struct stack_data *d)
 	free(d->stacks);
 	free(d->syms);
 	free(d->blocked);
+	free(d->maxend);
 	ls_sym_free(d->offline);
 }
 
@@ -578,9 +587,17 @@ static void expand_other(struct ls_flame *f, const struct stack_data *d,
 	static const char *const prefix[] = {"latency", "other", NULL};
 	struct weighted *v = NULL;
 	size_t nv = 0, capv = 0;
-	uint64_t e = where->n ? where->v[where->n - 1].e : 0;
+	uint64_t b = where->n ? where->v[0].b : 0, e = where->n ? where->v[where->n - 1].e : 0;
+	size_t lo = 0, hi = d->nblocked;
 
-	for (size_t i = 0; where->n && i < d->nblocked && d->blocked[i].ts < e; i++) {
+	while (lo < hi) { /* the first span that could reach past b */
+		size_t mid = (lo + hi) / 2;
+		if (d->maxend[mid] <= b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; where->n && i < d->nblocked && d->blocked[i].ts < e; i++) {
 		const struct pending_block *p = &d->blocked[i];
 		uint64_t o;
 		if (!ls_timeline_in_group(tl, p->pid) || !(o = overlap(where, p->ts, p->end)))
