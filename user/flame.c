@@ -212,13 +212,37 @@ static int depth(const struct node *n)
 	return d + 1;
 }
 
-/* Warm colours from the name, so a frame keeps its colour across graphs. */
+/* The latency graph's synthetic frames, one colour family per component
+ * (a sub-part, "network.drain", takes its component's), and the frames that
+ * stand for missing data in grey. */
+static const struct {
+	const char *name;
+	int r, g, b;
+} family[] = {
+	{"network", 80, 140, 215},  {"queueing", 240, 160, 40}, {"transfer", 160, 110, 200},
+	{"compute", 215, 70, 60},   {"host", 120, 180, 80},     {"other", 150, 150, 150},
+	{"[not sampled]", 200, 200, 200}, {"[no blocked stack]", 200, 200, 200},
+	{"[no stack]", 200, 200, 200},
+};
+
+/* Warm colours from the name, so a frame keeps its colour across graphs;
+ * the latency graph's component frames by family (above). */
 static void colour(const char *name, int *r, int *g, int *b)
 {
 	unsigned h = 2166136261u;
 
 	for (const char *p = name; *p; p++)
 		h = (h ^ (unsigned char)*p) * 16777619u;
+	for (size_t i = 0; i < sizeof(family) / sizeof(family[0]); i++) {
+		size_t l = strlen(family[i].name);
+		if (strncmp(name, family[i].name, l) || (name[l] && name[l] != '.'))
+			continue;
+		int d = name[l] ? (int)(h % 30) - 15 : 0; /* sub-parts: shades of it */
+		*r = family[i].r + d < 0 ? 0 : family[i].r + d > 255 ? 255 : family[i].r + d;
+		*g = family[i].g + d < 0 ? 0 : family[i].g + d > 255 ? 255 : family[i].g + d;
+		*b = family[i].b + d < 0 ? 0 : family[i].b + d > 255 ? 255 : family[i].b + d;
+		return;
+	}
 	*r = 205 + h % 50;
 	*g = 80 + (h >> 8) % 130;
 	*b = 40 + (h >> 16) % 50;
