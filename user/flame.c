@@ -292,7 +292,7 @@ static void svg_node(const struct node *n, FILE *out, double x, int level, int h
 void ls_flame_svg(struct ls_flame *f, FILE *out, const char *title, const char *unit)
 {
 	int levels = depth(&f->root);
-	int height = levels * FRAME_H + 3 * PAD + 24;
+	int height = levels * FRAME_H + 3 * PAD + 36; /* the title band above the top frame */
 	uint64_t total = f->root.total ? f->root.total : 1;
 	double scale = (SVG_W - 2.0 * PAD) / total;
 
