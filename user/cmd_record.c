@@ -84,8 +84,9 @@ static void usage(FILE *out)
 		"  -a, --all-cpus       sample every process, not only the tracked ones\n"
 		"      --no-offcpu      no stacks when tracked threads block (off-CPU)\n"
 		"      --no-symbolize   keep raw stack addresses; do not symbolize at the end\n"
-		"      --stack-entries N  distinct stacks kept (stack map size, default 16384;\n"
-		"                       stacks beyond it are counted, not captured)\n"
+		"      --stack-entries N  distinct stacks kept (stack map size, default 16384,\n"
+		"                       at most 262144; ~1 KiB of kernel memory each; stacks\n"
+		"                       beyond it are counted, not captured)\n"
 		"      --debug-dir DIR  debug files of stripped binaries: DIR/.build-id/ and\n"
 		"                       DIR/<path>/<debuglink> (default /usr/lib/debug)\n"
 		"      --no-engine      no engine-event or GPU-shim probes (USDT uprobes cost a\n"
@@ -622,8 +623,8 @@ int cmd_record(int argc, char **argv)
 			no_engine = true;
 			break;
 		case 'K':
-			if (!ls_parse_uint(optarg, 1u << 20, &stack_entries) || !stack_entries) {
-				ls_err("record", "--stack-entries %s: expected 1..1048576", optarg);
+			if (!ls_parse_uint(optarg, 1u << 18, &stack_entries) || !stack_entries) {
+				ls_err("record", "--stack-entries %s: expected 1..262144", optarg);
 				return EXIT_USAGE;
 			}
 			break;
