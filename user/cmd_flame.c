@@ -121,9 +121,6 @@ struct stack_data {
 	struct ls_symbolizer *offline;
 };
 
-/* --debug-dir of flame, for the offline symbolizer. */
-static const char *debug_dir;
-
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct symrec *x = a, *y = b;
@@ -223,9 +220,10 @@ static int frames(const struct stack_data *d, __u32 pid, const char *comm, __s32
 }
 
 /* Stacks, symbols, samples and switches of a capture, events in time order.
- * *sources: the capture's source bits. */
-static int load_stack_data(const char *path, struct stack_data *dd, __u64 *sources, char *err,
-			   size_t len)
+ * *sources: the capture's source bits; debug_dir (NULL: the default) for
+ * symbolizing from its mapping records what it has no symbol for. */
+static int load_stack_data(const char *path, const char *debug_dir, struct stack_data *dd,
+			   __u64 *sources, char *err, size_t len)
 {
 	struct stack_data d = {0};
 	struct ls_reader *rd;
@@ -382,13 +380,13 @@ static void add_merged(struct ls_flame *f, const struct stack_data *d, struct we
 	}
 }
 
-static int stack_flame(struct ls_flame *f, const char *path, bool offcpu, unsigned long pid,
-		       char *err, size_t len)
+static int stack_flame(struct ls_flame *f, const char *path, const char *debug_dir, bool offcpu,
+		       unsigned long pid, char *err, size_t len)
 {
 	struct stack_data d;
 	__u64 sources;
 
-	if (load_stack_data(path, &d, &sources, err, len))
+	if (load_stack_data(path, debug_dir, &d, &sources, err, len))
 		return -1;
 	if (!(sources & (offcpu ? LS_SRC_OFFCPU : LS_SRC_SAMPLES))) {
 		snprintf(err, len, "%s: no %s stacks in this capture (recorded with %s)", path,
@@ -465,7 +463,8 @@ static __s32 launch_stack(const struct launch *v, size_t n, __u32 pid, __u32 cor
 /* GPU time: gpu;process;[the CPU stack that launched it];kernel or copy.
  * The launch stack comes from the gpu_launch event with the record's
  * correlation id (CUPTI shim, or an engine's latsplit_gpu_launch). */
-static int gpu_flame(struct ls_flame *f, const char *path, unsigned long pid, char *err, size_t len)
+static int gpu_flame(struct ls_flame *f, const char *path, const char *debug_dir, unsigned long pid,
+		     char *err, size_t len)
 {
 	static const char *const dir[4] = {"memcpy other", "memcpy H2D", "memcpy D2H", "memcpy D2D"};
 	static char names[256][128];
@@ -480,7 +479,7 @@ static int gpu_flame(struct ls_flame *f, const char *path, unsigned long pid, ch
 		char comm[LS_COMM_LEN + 1];
 	} *procs = NULL;
 	__u64 sources;
-	bool have_d = !load_stack_data(path, &d, &sources, err, len);
+	bool have_d = !load_stack_data(path, debug_dir, &d, &sources, err, len);
 
 	if (ls_reader_open(&rd, path, err, len) < 0) {
 		if (have_d)
@@ -685,7 +684,8 @@ int cmd_flame(int argc, char **argv)
 		{"ttft", no_argument, NULL, 't'},          {"help", no_argument, NULL, 'h'},
 		{"debug-dir", required_argument, NULL, 'D'},
 		{}};
-	const char *path = "latsplit.data", *kind = "latency", *outpath = NULL, *component = NULL;
+	const char *path = "latsplit.data", *kind = "latency", *outpath = NULL, *component = NULL,
+		   *debug_dir = NULL;
 	unsigned long request = 0, pid = 0;
 	bool svg = false, ttft = false;
 	char err[512], title[256];
@@ -732,14 +732,15 @@ int cmd_flame(int argc, char **argv)
 		}
 		struct stack_data d;
 		__u64 sources = 0;
-		bool have_d = !load_stack_data(path, &d, &sources, err, sizeof(err));
+		bool have_d = !load_stack_data(path, debug_dir, &d, &sources, err, sizeof(err));
 		bool samples = have_d && (sources & LS_SRC_SAMPLES);
 		latency_flame(f, &a, samples ? &d : NULL, ttft, request, component, pid);
 		if (have_d)
 			free_stack_data(&d);
 		ls_analysis_free(&a);
-	} else if (!strcmp(kind, "gpu") ? gpu_flame(f, path, pid, err, sizeof(err))
-					: stack_flame(f, path, !strcmp(kind, "offcpu"), pid, err, sizeof(err))) {
+	} else if (!strcmp(kind, "gpu") ? gpu_flame(f, path, debug_dir, pid, err, sizeof(err))
+					: stack_flame(f, path, debug_dir, !strcmp(kind, "offcpu"), pid, err,
+						      sizeof(err))) {
 		ls_err("flame", "%s", err);
 		ls_flame_free(f);
 		return 1;
