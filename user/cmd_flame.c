@@ -97,6 +97,23 @@ struct symrec {
 
 /* A thread blocked from ts (a switch-out with stacks) to end (its next
  * switch-in; 0 while open). */
+/* A CPU sample, as the graphs need it. */
+struct sample {
+	__u64 ts;
+	__u32 pid;
+	__s32 ustack, kstack;
+	char comm[LS_COMM_LEN + 1];
+};
+
+/* A thread leaving the CPU with stacks (out) or getting it (in), for
+ * pairing each block with the thread's next switch-in. */
+struct switch_ev {
+	__u64 ts;
+	__u32 tid;
+	bool in;
+	size_t block; /* out: its entry in the blocks being built */
+};
+
 struct pending_block {
 	__u32 tid, pid;
 	__u64 ts, end;
@@ -110,8 +127,8 @@ struct stack_data {
 	size_t nstacks, capstacks;
 	struct symrec *syms;
 	size_t nsyms, capsyms;
-	struct ls_hdr **events; /* samples and blocking switches, in order */
-	size_t nevents, capevents;
+	struct sample *samples; /* CPU samples, in time order */
+	size_t nsamples, capsamples;
 	struct pending_block *blocked; /* closed blocked spans with their stacks, by start */
 	size_t nblocked, capblocked;
 	__u64 *maxend; /* maxend[i]: the latest end among blocked[0..i] (non-decreasing) */
@@ -156,10 +173,23 @@ static const struct stk *stack_of(const struct stack_data *d, __s32 id)
 	return id >= 0 && d->nstacks ? bsearch(&key, d->stacks, d->nstacks, sizeof(key), stk_cmp) : NULL;
 }
 
-static int ev_cmp(const void *a, const void *b)
+static int sample_cmp(const void *a, const void *b)
 {
-	const struct ls_hdr *x = *(struct ls_hdr *const *)a, *y = *(struct ls_hdr *const *)b;
+	const struct sample *x = a, *y = b;
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* By thread, then time; at the same instant a switch-in first (the thread
+ * cannot block and be switched in at one timestamp; if the clock says so,
+ * the block has not ended yet). */
+static int switch_cmp(const void *a, const void *b)
+{
+	const struct switch_ev *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (int)y->in - (int)x->in;
 }
 
 static int block_cmp(const void *a, const void *b)
@@ -229,6 +259,8 @@ static int load_stack_data(const char *path, const char *debug_dir, struct stack
 	struct ls_reader *rd;
 	const struct ls_hdr *rec;
 	__u64 stack_errors = 0;
+	struct switch_ev *sw = NULL;
+	size_t nsw = 0, capsw = 0;
 
 	if (ls_reader_open(&rd, path, err, len) < 0)
 		return -1;
@@ -247,9 +279,25 @@ static int load_stack_data(const char *path, const char *debug_dir, struct stack
 			((char *)c)[rec->size - 1] = '\0';
 			GROW(d.syms, d.nsyms, d.capsyms);
 			d.syms[d.nsyms++] = ((struct symrec){c->h.pid, c->ip, (const char *)(c + 1)});
-		} else if (rec->type == LS_EV_SAMPLE || rec->type == LS_EV_SCHED_SWITCH) {
-			GROW(d.events, d.nevents, d.capevents);
-			d.events[d.nevents++] = (struct ls_hdr *)dup_rec(rec);
+		} else if (rec->type == LS_EV_SAMPLE) {
+			const struct ls_ev_sample *e = (const void *)rec;
+			GROW(d.samples, d.nsamples, d.capsamples);
+			struct sample *sm = &d.samples[d.nsamples++];
+			*sm = (struct sample){e->h.ts, e->h.pid, e->ustack, e->kstack, ""};
+			memcpy(sm->comm, e->comm, LS_COMM_LEN);
+		} else if (rec->type == LS_EV_SCHED_SWITCH) {
+			const struct ls_ev_sched_switch *e = (const void *)rec;
+			GROW(sw, nsw, capsw);
+			sw[nsw++] = (struct switch_ev){e->h.ts, e->next_tid, true, 0};
+			if (e->prev_ustack >= 0 || e->prev_kstack >= 0) {
+				GROW(d.blocked, d.nblocked, d.capblocked);
+				struct pending_block *pb = &d.blocked[d.nblocked];
+				*pb = (struct pending_block){e->h.tid, e->h.pid, e->h.ts, 0, e->prev_ustack,
+							     e->prev_kstack, ""};
+				memcpy(pb->comm, e->prev_comm, LS_COMM_LEN);
+				GROW(sw, nsw, capsw);
+				sw[nsw++] = (struct switch_ev){e->h.ts, e->h.tid, false, d.nblocked++};
+			}
 		} else if (rec->type == LS_REC_MAPPING) {
 			const struct ls_rec_mapping *m = (const void *)rec;
 			char path[4096];
@@ -275,34 +323,24 @@ static int load_stack_data(const char *path, const char *debug_dir, struct stack
 		qsort(d.syms, d.nsyms, sizeof(*d.syms), sym_cmp);
 	if (d.nstacks)
 		qsort(d.stacks, d.nstacks, sizeof(*d.stacks), stk_cmp);
-	if (d.nevents)
-		qsort(d.events, d.nevents, sizeof(*d.events), ev_cmp);
+	if (d.nsamples)
+		qsort(d.samples, d.nsamples, sizeof(*d.samples), sample_cmp);
 	/* blocked spans: from a switch-out with stacks to that thread's next
-	 * switch-in; closed in end order, then sorted by start */
-	struct pending_block *open = NULL;
-	size_t nopen = 0, capopen = 0;
-	for (size_t i = 0; i < d.nevents; i++) {
-		const struct ls_ev_sched_switch *e = (const void *)d.events[i];
-		if (e->h.type != LS_EV_SCHED_SWITCH)
+	 * switch-in (a block never closed, at the end of the capture or with
+	 * the switch-in lost, is dropped); then sorted by start */
+	if (nsw)
+		qsort(sw, nsw, sizeof(*sw), switch_cmp);
+	size_t kept = 0;
+	for (size_t i = 0; i < nsw; i++) {
+		if (sw[i].in || i + 1 == nsw || sw[i + 1].tid != sw[i].tid || !sw[i + 1].in)
 			continue;
-		for (size_t k = 0; k < nopen; k++) {
-			if (open[k].tid != e->next_tid)
-				continue;
-			open[k].end = e->h.ts;
-			GROW(d.blocked, d.nblocked, d.capblocked);
-			d.blocked[d.nblocked++] = open[k];
-			open[k--] = open[--nopen];
-		}
-		if (e->prev_ustack >= 0 || e->prev_kstack >= 0) {
-			struct pending_block pb = {e->h.tid, e->h.pid, e->h.ts, 0, e->prev_ustack,
-						   e->prev_kstack, ""};
-			memcpy(pb.comm, e->prev_comm, LS_COMM_LEN);
-			pb.comm[LS_COMM_LEN] = '\0';
-			GROW(open, nopen, capopen);
-			open[nopen++] = pb;
-		}
+		d.blocked[sw[i].block].end = sw[i + 1].ts;
 	}
-	free(open);
+	for (size_t i = 0; i < d.nblocked; i++)
+		if (d.blocked[i].end)
+			d.blocked[kept++] = d.blocked[i];
+	d.nblocked = kept;
+	free(sw);
 	if (d.nblocked) {
 		qsort(d.blocked, d.nblocked, sizeof(*d.blocked), block_cmp);
 		d.maxend = malloc(d.nblocked * sizeof(*d.maxend));
@@ -319,13 +357,11 @@ static int load_stack_data(const char *path, const char *debug_dir, struct stack
 
 static void free_stack_data(struct stack_data *d)
 {
-	for (size_t i = 0; i < d->nevents; i++)
-		free(d->events[i]);
 	for (size_t i = 0; i < d->nstacks; i++)
 		free((char *)d->stacks[i].ips - sizeof(struct ls_rec_stack));
 	for (size_t i = 0; i < d->nsyms; i++)
 		free((char *)d->syms[i].name - sizeof(struct ls_rec_sym));
-	free(d->events);
+	free(d->samples);
 	free(d->stacks);
 	free(d->syms);
 	free(d->blocked);
@@ -409,13 +445,13 @@ static int stack_flame(struct ls_flame *f, const char *path, const char *debug_d
 			memcpy(v[nv++].comm, p->comm, sizeof(p->comm));
 		}
 	}
-	for (size_t i = 0; !offcpu && i < d.nevents; i++) {
-		const struct ls_ev_sample *e = (const void *)d.events[i];
-		if (e->h.type != LS_EV_SAMPLE || (pid && e->h.pid != pid))
+	for (size_t i = 0; !offcpu && i < d.nsamples; i++) {
+		const struct sample *e = &d.samples[i];
+		if (pid && e->pid != pid)
 			continue;
 		GROW(v, nv, capv);
-		v[nv] = (struct weighted){e->h.pid, e->ustack, e->kstack, "", 1};
-		memcpy(v[nv++].comm, e->comm, LS_COMM_LEN);
+		v[nv] = (struct weighted){e->pid, e->ustack, e->kstack, "", 1};
+		memcpy(v[nv++].comm, e->comm, sizeof(e->comm));
 	}
 	add_merged(f, &d, v, nv, NULL);
 	free(v);
@@ -624,7 +660,7 @@ static void expand_host(struct ls_flame *f, const struct stack_data *d,
 	/* no sample fell on this request's host instants (49 Hz sees 20 ms) */
 	static const char *const unsampled[] = {"latency", "host", "[not sampled]"};
 	struct weighted *v = NULL;
-	size_t nv = 0, capv = 0, lo = 0, hi = d->nevents, k = 0;
+	size_t nv = 0, capv = 0, lo = 0, hi = d->nsamples, k = 0;
 
 	if (!where->n) {
 		ls_flame_add(f, unsampled, 3, host_ns);
@@ -632,22 +668,22 @@ static void expand_host(struct ls_flame *f, const struct stack_data *d,
 	}
 	while (lo < hi) { /* first event at or after the first span */
 		size_t mid = (lo + hi) / 2;
-		if (d->events[mid]->ts < where->v[0].b)
+		if (d->samples[mid].ts < where->v[0].b)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i < d->nevents && d->events[i]->ts < where->v[where->n - 1].e; i++) {
-		const struct ls_ev_sample *smp = (const void *)d->events[i];
-		if (smp->h.type != LS_EV_SAMPLE || !ls_timeline_in_group(tl, smp->h.pid))
+	for (size_t i = lo; i < d->nsamples && d->samples[i].ts < where->v[where->n - 1].e; i++) {
+		const struct sample *smp = &d->samples[i];
+		if (!ls_timeline_in_group(tl, smp->pid))
 			continue;
-		while (k < where->n && where->v[k].e <= smp->h.ts)
+		while (k < where->n && where->v[k].e <= smp->ts)
 			k++;
-		if (k == where->n || where->v[k].b > smp->h.ts)
+		if (k == where->n || where->v[k].b > smp->ts)
 			continue; /* not a host instant */
 		GROW(v, nv, capv);
-		v[nv] = (struct weighted){smp->h.pid, smp->ustack, smp->kstack, "", 1};
-		memcpy(v[nv++].comm, smp->comm, LS_COMM_LEN);
+		v[nv] = (struct weighted){smp->pid, smp->ustack, smp->kstack, "", 1};
+		memcpy(v[nv++].comm, smp->comm, sizeof(smp->comm));
 	}
 	if (!nv)
 		ls_flame_add(f, unsampled, 3, host_ns);

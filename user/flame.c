@@ -15,7 +15,7 @@
 #include "grow.h"
 
 struct node {
-	char *name;
+	const char *name; /* interned: one copy per distinct frame name */
 	uint64_t self, total;
 	uint64_t hash; /* of (parent, name): the key in the child table */
 	const struct node *parent;
@@ -30,6 +30,10 @@ struct ls_flame {
 	struct node root;
 	struct node **tab;
 	size_t ntab, captab; /* captab: a power of two */
+	/* frame names, each stored once (a profile repeats few names in many
+	 * nodes): an open-addressing set */
+	char **names;
+	size_t nnames, capnames;
 };
 
 struct ls_flame *ls_flame_new(void)
@@ -37,7 +41,7 @@ struct ls_flame *ls_flame_new(void)
 	struct ls_flame *f = calloc(1, sizeof(*f));
 
 	if (f)
-		f->root.name = strdup("all");
+		f->root.name = "all";
 	return f;
 }
 
@@ -68,6 +72,53 @@ static bool same_name(const char *stored, const char *name)
 		if (*stored != cleaned(*name))
 			return false;
 	return *stored == *name;
+}
+
+static uint64_t name_hash(const char *name)
+{
+	return key_hash(NULL, name);
+}
+
+static void names_put(char **v, size_t cap, char *name)
+{
+	size_t i = name_hash(name) & (cap - 1);
+
+	while (v[i])
+		i = (i + 1) & (cap - 1);
+	v[i] = name;
+}
+
+/* The stored (cleaned) copy of name, made on first use. */
+static const char *intern(struct ls_flame *f, const char *name)
+{
+	size_t i;
+	char *c;
+
+	if (f->capnames) {
+		for (i = name_hash(name) & (f->capnames - 1); f->names[i];
+		     i = (i + 1) & (f->capnames - 1))
+			if (same_name(f->names[i], name))
+				return f->names[i];
+	}
+	if (2 * (f->nnames + 1) > f->capnames) {
+		size_t cap = f->capnames ? 2 * f->capnames : 1024;
+		char **v = calloc(cap, sizeof(*v));
+		if (!v)
+			abort();
+		for (size_t j = 0; j < f->capnames; j++)
+			if (f->names[j])
+				names_put(v, cap, f->names[j]);
+		free(f->names);
+		f->names = v;
+		f->capnames = cap;
+	}
+	if (!(c = strdup(name)))
+		abort();
+	for (char *p = c; *p; p++)
+		*p = cleaned(*p);
+	names_put(f->names, f->capnames, c);
+	f->nnames++;
+	return c;
 }
 
 static void tab_put(struct ls_flame *f, struct node *k)
@@ -108,10 +159,9 @@ static struct node *child(struct ls_flame *f, struct node *n, const char *name)
 		free(old);
 	}
 	k = calloc(1, sizeof(*k));
-	if (!k || !(k->name = strdup(name)))
+	if (!k)
 		abort();
-	for (char *p = k->name; *p; p++)
-		*p = cleaned(*p);
+	k->name = intern(f, name);
 	k->hash = h;
 	k->parent = n;
 	GROW(n->kids, n->nkids, n->capkids);
@@ -329,7 +379,6 @@ static void free_node(struct node *n)
 		free(n->kids[i]);
 	}
 	free(n->kids);
-	free(n->name);
 }
 
 void ls_flame_free(struct ls_flame *f)
@@ -338,5 +387,8 @@ void ls_flame_free(struct ls_flame *f)
 		return;
 	free_node(&f->root);
 	free(f->tab);
+	for (size_t i = 0; i < f->capnames; i++)
+		free(f->names[i]);
+	free(f->names);
 	free(f);
 }
