@@ -36,19 +36,6 @@ struct recorder {
 	__u64 *uses;
 	size_t nuses, capuses;
 	__u32 last_pid; /* the last pid whose mappings are known: most events repeat it */
-	/* processes with stacks, and how many of their mappings are written */
-	struct mapped {
-		__u32 pid;
-		size_t written;
-	} *mapped;
-	size_t nmapped, capmapped;
-	/* build-ids by file, read once (libraries are shared by processes) */
-	struct idcache {
-		char *path;
-		unsigned char id[LS_BUILD_ID_MAX];
-		int len;
-	} *ids;
-	size_t nids, capids;
 	__u64 per_type[LS_REC_MAX];
 	__u64 events;
 	__u64 start_ts;
@@ -171,69 +158,48 @@ static void use_add(struct recorder *r, __u64 key)
 	r->nuses++;
 }
 
-static const struct idcache *build_id_of(struct recorder *r, const char *path)
+/* The executable mappings of every process with stacks, with build-ids, so
+ * the capture can be symbolized elsewhere (or later, after --no-symbolize).
+ * At the end, not in the consumer: a live process's maps are read again
+ * first (libraries loaded since its first stack). */
+static void write_mappings(struct recorder *r)
 {
-	for (size_t i = 0; i < r->nids; i++)
-		if (!strcmp(r->ids[i].path, path))
-			return &r->ids[i];
-	GROW(r->ids, r->nids, r->capids);
-	struct idcache *c = &r->ids[r->nids++];
-	c->path = strdup(path);
-	c->len = ls_sym_build_id(path, c->id, sizeof(c->id));
-	if (!c->path)
-		abort();
-	return c;
-}
-
-/* The mappings of pid not yet in the capture, with build-ids, so it can be
- * symbolized elsewhere (or later, after --no-symbolize). */
-static void write_mappings(struct recorder *r, __u32 pid)
-{
-	struct mapped *m = NULL;
-	struct ls_sym_mapping sm;
 	_Alignas(8) unsigned char buf[sizeof(struct ls_rec_mapping) + 4096];
 	struct ls_rec_mapping *e = (void *)buf;
+	struct ls_sym_mapping sm;
+	pid_t pid;
 
-	for (size_t i = 0; i < r->nmapped && !m; i++)
-		if (r->mapped[i].pid == pid)
-			m = &r->mapped[i];
-	if (!m) {
-		GROW(r->mapped, r->nmapped, r->capmapped);
-		m = &r->mapped[r->nmapped++];
-		*m = (struct mapped){pid, 0};
-	}
-	for (; !ls_sym_mapping(r->sym, pid, m->written, &sm); m->written++) {
-		size_t n = strnlen(sm.path, 4095) + 1;
-		const struct idcache *id = sm.file ? build_id_of(r, sm.file) : NULL;
-		memset(e, 0, sizeof(*e));
-		e->h.type = LS_REC_MAPPING;
-		e->h.size = sizeof(*e) + n;
-		e->h.ts = ls_now_ns();
-		e->h.pid = e->h.tid = pid;
-		e->start = sm.start;
-		e->end = sm.end;
-		e->pgoff = sm.pgoff;
-		if (id && id->len > 0) {
-			memcpy(e->build_id, id->id, id->len);
-			e->build_id_len = id->len;
+	for (size_t p = 0; !ls_sym_process(r->sym, p, &pid); p++) {
+		ls_sym_add_process(r->sym, pid); /* fails, harmlessly, once it exited */
+		for (size_t i = 0; !ls_sym_mapping(r->sym, pid, i, &sm); i++) {
+			size_t n = strnlen(sm.path, 4095) + 1;
+			int idn;
+			memset(e, 0, sizeof(*e));
+			e->h.type = LS_REC_MAPPING;
+			e->h.size = sizeof(*e) + n;
+			e->h.ts = ls_now_ns();
+			e->h.pid = e->h.tid = pid;
+			e->start = sm.start;
+			e->end = sm.end;
+			e->pgoff = sm.pgoff;
+			if (sm.file && (idn = ls_sym_build_id(r->sym, sm.file, e->build_id,
+							     sizeof(e->build_id))) > 0)
+				e->build_id_len = idn;
+			e->path_len = n;
+			memcpy(e + 1, sm.path, n - 1);
+			((char *)(e + 1))[n - 1] = '\0';
+			write_record(r, &e->h);
 		}
-		e->path_len = n;
-		memcpy(e + 1, sm.path, n - 1);
-		((char *)(e + 1))[n - 1] = '\0';
-		write_record(r, &e->h);
 	}
 }
 
-/* A stack seen in pid: keep its mappings while the process lives (and put
- * them in the capture), and remember the stack for symbolization at the
- * end. */
+/* A stack seen in pid: read its mappings while the process lives, and
+ * remember the stack for symbolization at the end. */
 static void use_stack(struct recorder *r, __u32 pid, __s32 ustack, __s32 kstack)
 {
 	if (ustack >= 0 && pid && r->sym && pid != r->last_pid) {
-		if (!ls_sym_has_process(r->sym, pid)) {
+		if (!ls_sym_has_process(r->sym, pid))
 			ls_sym_add_process(r->sym, pid);
-			write_mappings(r, pid);
-		}
 		r->last_pid = pid;
 	}
 	if (ustack >= 0)
@@ -316,10 +282,8 @@ static void write_stacks(struct recorder *r, bool symbolize)
 		memcpy(all[nst].ips, ips, n * sizeof(ips[0]));
 		nst++;
 	}
-	/* libraries loaded since a process's first stack: its mappings again */
-	for (size_t i = 0; r->sym && i < r->nmapped; i++)
-		if (!ls_sym_add_process(r->sym, r->mapped[i].pid))
-			write_mappings(r, r->mapped[i].pid);
+	if (r->sym)
+		write_mappings(r);
 	if (symbolize && r->sym && r->nuses && nst) {
 		char name[512];
 		_Alignas(8) unsigned char sbuf[sizeof(struct ls_rec_sym) + sizeof(name)];
@@ -855,10 +819,6 @@ out:
 		close(go_fd);
 	ls_bpf_stop(r.bpf);
 	ls_sym_free(r.sym);
-	for (size_t i = 0; i < r.nids; i++)
-		free(r.ids[i].path);
-	free(r.ids);
-	free(r.mapped);
 	free(r.uses);
 	return rc;
 }

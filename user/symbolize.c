@@ -53,6 +53,13 @@ struct ls_symbolizer {
 	struct proc_maps *procs;
 	size_t nprocs, capprocs;
 	char debug_dir[256];
+	/* build-ids by file, read once (processes share their libraries) */
+	struct file_id {
+		char *path;
+		unsigned char id[LS_BUILD_ID_MAX];
+		int len;
+	} *ids;
+	size_t nids, capids;
 };
 
 struct ls_symbolizer *ls_sym_new(void)
@@ -218,19 +225,32 @@ static size_t elf_build_id(Elf *e, unsigned char *id, size_t len)
 	return 0;
 }
 
-int ls_sym_build_id(const char *path, unsigned char *id, size_t len)
+int ls_sym_build_id(struct ls_symbolizer *s, const char *path, unsigned char *id, size_t len)
 {
+	struct file_id *c = NULL;
 	int fd;
 	Elf *e;
-	size_t n;
 
-	elf_version(EV_CURRENT);
-	if (!(e = elf_open(path, &fd)))
+	for (size_t i = 0; i < s->nids && !c; i++)
+		if (!strcmp(s->ids[i].path, path))
+			c = &s->ids[i];
+	if (!c) {
+		GROW(s->ids, s->nids, s->capids);
+		c = &s->ids[s->nids++];
+		if (!(c->path = strdup(path)))
+			abort();
+		c->len = -1;
+		if ((e = elf_open(path, &fd))) {
+			c->len = (int)elf_build_id(e, c->id, sizeof(c->id));
+			elf_end(e);
+			close(fd);
+		}
+	}
+	if (c->len > 0 && (size_t)c->len > len)
 		return -1;
-	n = elf_build_id(e, id, len);
-	elf_end(e);
-	close(fd);
-	return (int)n;
+	if (c->len > 0)
+		memcpy(id, c->id, c->len);
+	return c->len;
 }
 
 /* DIR/.build-id/xx/rest.debug for a build-id. */
@@ -337,6 +357,14 @@ int ls_sym_has_process(const struct ls_symbolizer *s, pid_t pid)
 	return proc_get(s, pid) != NULL;
 }
 
+int ls_sym_process(const struct ls_symbolizer *s, size_t i, pid_t *pid)
+{
+	if (i >= s->nprocs)
+		return -1;
+	*pid = s->procs[i].pid;
+	return 0;
+}
+
 static struct proc_maps *proc_new(struct ls_symbolizer *s, pid_t pid)
 {
 	struct proc_maps *p = proc_get(s, pid);
@@ -411,7 +439,7 @@ void ls_sym_add_mapping(struct ls_symbolizer *s, pid_t pid, const struct ls_sym_
 	const char *file = NULL;
 
 	if (m->path[0] == '/') {
-		int n = ls_sym_build_id(m->path, local, sizeof(local));
+		int n = ls_sym_build_id(s, m->path, local, sizeof(local));
 		if (n >= 0 && (!id_len || ((size_t)n == id_len && !memcmp(local, build_id, id_len))))
 			file = m->path; /* the same file is here */
 		else if (id_len) {
@@ -475,6 +503,9 @@ void ls_sym_free(struct ls_symbolizer *s)
 		free(s->procs[i].m);
 	}
 	free(s->procs);
+	for (size_t i = 0; i < s->nids; i++)
+		free(s->ids[i].path);
+	free(s->ids);
 	free(s);
 }
 

@@ -41,8 +41,10 @@ int ls_sym_mapping(const struct ls_symbolizer *s, pid_t pid, size_t i, struct ls
 void ls_sym_add_mapping(struct ls_symbolizer *s, pid_t pid, const struct ls_sym_mapping *m,
 			const unsigned char *build_id, size_t id_len);
 /* The GNU build-id of an ELF file into id: its length, 0 if it has none,
- * -1 if unreadable. */
-int ls_sym_build_id(const char *path, unsigned char *id, size_t len);
+ * -1 if unreadable (or longer than len). Read once per file. */
+int ls_sym_build_id(struct ls_symbolizer *s, const char *path, unsigned char *id, size_t len);
+/* The i-th process whose mappings are known: 0 and *pid, or -1 past the end. */
+int ls_sym_process(const struct ls_symbolizer *s, size_t i, pid_t *pid);
 int ls_sym_has_process(const struct ls_symbolizer *s, pid_t pid);
 /* Writes the name of ip in pid (pid 0: the kernel) into buf. */
 const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char *buf, size_t len);

@@ -204,13 +204,16 @@ static void test_build_id(void **state)
 
 	(void)state;
 	sh_line(want, sizeof(want), "readelf -n /proc/%d/exe | awk '/Build ID/ {print $3}'", getpid());
-	n = ls_sym_build_id("/proc/self/exe", id, sizeof(id));
+	struct ls_symbolizer *s = ls_sym_new();
+	n = ls_sym_build_id(s, "/proc/self/exe", id, sizeof(id));
 	for (int i = 0; i < n; i++)
 		snprintf(hex + 2 * i, sizeof(hex) - 2 * i, "%02x", id[i]);
 	assert_string_equal(hex, want);
 	assert_true(n == 20);
-	assert_int_equal(ls_sym_build_id("/nonexistent", id, sizeof(id)), -1);
-	assert_int_equal(ls_sym_build_id("/proc/self/status", id, sizeof(id)), -1); /* not ELF */
+	assert_int_equal(ls_sym_build_id(s, "/proc/self/exe", id, sizeof(id)), n); /* cached */
+	assert_int_equal(ls_sym_build_id(s, "/nonexistent", id, sizeof(id)), -1);
+	assert_int_equal(ls_sym_build_id(s, "/proc/self/status", id, sizeof(id)), -1); /* not ELF */
+	ls_sym_free(s);
 }
 
 static void test_pie(void **state)
