@@ -7,11 +7,13 @@
  *            the split called host (each request's host time spread over
  *            them); under other, the group's blocked spans (off-CPU stacks)
  *            overlapping the instants it called other, in proportion
- *   gpu      GPU time by process and kernel (or copy direction), ns
+ *   gpu      GPU time by process, the CPU stack that launched it, and
+ *            kernel (or copy direction), ns
  *   cpu      on-CPU samples: process;user frames;kernel frames, samples
  *   offcpu   time tracked threads spent blocked, by the stack they blocked
  *            in, ns (from the block to the next switch-in)
- * Stacks are symbolized from the capture's own symbol records.
+ * Stacks are symbolized from the capture's own symbol records, else from its
+ * mapping records (by build-id).
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -37,52 +39,6 @@ static int owner(int sub)
 	return LS_C_TRANSFER;
 }
 
-struct stack_data;
-static void expand_host(struct ls_flame *f, const struct stack_data *d,
-			const struct ls_timeline *tl, const struct ls_spans *where, uint64_t host_ns);
-static void expand_other(struct ls_flame *f, const struct stack_data *d,
-			 const struct ls_timeline *tl, const struct ls_spans *where,
-			 uint64_t other_ns);
-
-static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, const struct stack_data *d,
-			  bool ttft, unsigned long request, const char *component, unsigned long pid)
-{
-	for (size_t i = 0; i < a->n; i++) {
-		const struct ls_request *r = &a->v[i];
-		const struct ls_split *s = &a->split[i];
-		const uint64_t *sub = ttft ? s->ttft_sub : s->sub, *comp = ttft ? s->ttft_comp : s->comp;
-
-		if ((request && r->id != request) || (pid && r->pid != pid))
-			continue;
-		for (int k = 0; k < LS_S_N; k++) {
-			const char *fr[3] = {"latency", ls_comp_name(owner(k)), ls_sub_name(k)};
-			if (sub[k] == LS_NULL || (component && strcmp(component, fr[1]) &&
-						  strcmp(component, fr[2])))
-				continue;
-			ls_flame_add(f, fr, 3, sub[k]);
-		}
-		for (int c = LS_C_HOST; c <= LS_C_OTHER; c++) {
-			const char *fr[2] = {"latency", ls_comp_name(c)};
-			if (comp[c] == LS_NULL || (component && strcmp(component, fr[1])))
-				continue;
-			if (d && comp[c]) {
-				/* the instants the split gave this component */
-				struct ls_spans where = {0};
-				ls_attribute_spans(r, a->tl, &a->join[i], ttft,
-						   c == LS_C_HOST ? &where : NULL,
-						   c == LS_C_HOST ? NULL : &where);
-				if (c == LS_C_HOST)
-					expand_host(f, d, a->tl, &where, comp[c]);
-				else
-					expand_other(f, d, a->tl, &where, comp[c]);
-				ls_spans_free(&where);
-				continue;
-			}
-			ls_flame_add(f, fr, 2, comp[c]);
-		}
-	}
-}
-
 struct stk {
 	__s32 id;
 	__u32 n;
@@ -95,8 +51,6 @@ struct symrec {
 	const char *name;
 };
 
-/* A thread blocked from ts (a switch-out with stacks) to end (its next
- * switch-in; 0 while open). */
 /* A CPU sample, as the graphs need it. */
 struct sample {
 	__u64 ts;
@@ -114,6 +68,8 @@ struct switch_ev {
 	size_t block; /* out: its entry in the blocks being built */
 };
 
+/* A thread blocked from ts (a switch-out with stacks) to end (its next
+ * switch-in; 0 while open). */
 struct pending_block {
 	__u32 tid, pid;
 	__u64 ts, end;
@@ -390,6 +346,15 @@ static int weighted_cmp(const void *a, const void *b)
 	return strcmp(x->comm, y->comm);
 }
 
+static void push_weighted(struct weighted **v, size_t *n, size_t *cap, __u32 pid, __s32 ustack,
+			  __s32 kstack, const char *comm, uint64_t weight)
+{
+	GROW(*v, *n, *cap);
+	(*v)[*n] = (struct weighted){pid, ustack, kstack, "", weight};
+	snprintf((*v)[*n].comm, sizeof((*v)[*n].comm), "%s", comm);
+	(*n)++;
+}
+
 /* Adds the stacks of v (sorted here, identical ones merged) under the
  * frames of prefix (NULL-terminated, may be NULL). */
 static void add_merged(struct ls_flame *f, const struct stack_data *d, struct weighted *v, size_t nv,
@@ -439,19 +404,15 @@ static int stack_flame(struct ls_flame *f, const char *path, const char *debug_d
 			const struct pending_block *p = &d.blocked[i];
 			if (pid && p->pid != pid)
 				continue;
-			GROW(v, nv, capv);
-			v[nv] = (struct weighted){p->pid, p->ustack, p->kstack, "",
-						  p->end > p->ts ? p->end - p->ts : 0};
-			memcpy(v[nv++].comm, p->comm, sizeof(p->comm));
+			push_weighted(&v, &nv, &capv, p->pid, p->ustack, p->kstack, p->comm,
+				      p->end > p->ts ? p->end - p->ts : 0);
 		}
 	}
 	for (size_t i = 0; !offcpu && i < d.nsamples; i++) {
 		const struct sample *e = &d.samples[i];
 		if (pid && e->pid != pid)
 			continue;
-		GROW(v, nv, capv);
-		v[nv] = (struct weighted){e->pid, e->ustack, e->kstack, "", 1};
-		memcpy(v[nv++].comm, e->comm, sizeof(e->comm));
+		push_weighted(&v, &nv, &capv, e->pid, e->ustack, e->kstack, e->comm, 1);
 	}
 	add_merged(f, &d, v, nv, NULL);
 	free(v);
@@ -498,7 +459,8 @@ static __s32 launch_stack(const struct launch *v, size_t n, __u32 pid, __u32 cor
 
 /* GPU time: gpu;process;[the CPU stack that launched it];kernel or copy.
  * The launch stack comes from the gpu_launch event with the record's
- * correlation id (CUPTI shim, or an engine's latsplit_gpu_launch). */
+ * correlation id (CUPTI shim, or an engine's latsplit_gpu_launch); launches
+ * and device records are collected in one pass, then joined. */
 static int gpu_flame(struct ls_flame *f, const char *path, const char *debug_dir, unsigned long pid,
 		     char *err, size_t len)
 {
@@ -509,7 +471,8 @@ static int gpu_flame(struct ls_flame *f, const char *path, const char *debug_dir
 	struct ls_reader *rd;
 	const struct ls_hdr *rec;
 	struct launch *lv = NULL;
-	size_t nl = 0, capl = 0, nprocs = 0, capprocs = 0;
+	struct ls_ev_gpu *gv = NULL;
+	size_t nl = 0, capl = 0, ng = 0, capg = 0, nprocs = 0, capprocs = 0;
 	struct {
 		__u32 pid;
 		char comm[LS_COMM_LEN + 1];
@@ -522,62 +485,56 @@ static int gpu_flame(struct ls_flame *f, const char *path, const char *debug_dir
 			free_stack_data(&d);
 		return -1;
 	}
-	for (int pass = 0; pass < 2; pass++) { /* launches first, then the device records */
-		while (ls_reader_next(rd, &rec) == 1) {
-			if (pass == 0 && rec->type == LS_EV_GPU_LAUNCH) {
-				const struct ls_ev_gpu_launch *l = (const void *)rec;
-				GROW(lv, nl, capl);
-				lv[nl++] = (struct launch){l->h.pid, l->correlation, l->h.ts, l->ustack};
-			} else if (pass == 0 && rec->type == LS_REC_PROC_INFO) {
-				const struct ls_rec_proc_info *p = (const void *)rec;
-				GROW(procs, nprocs, capprocs);
-				procs[nprocs].pid = p->h.pid;
-				memcpy(procs[nprocs].comm, p->comm, LS_COMM_LEN);
-				procs[nprocs++].comm[LS_COMM_LEN] = '\0';
-			}
-			if (pass == 0 || rec->type != LS_EV_GPU)
-				continue;
+	while (ls_reader_next(rd, &rec) == 1) {
+		if (rec->type == LS_EV_GPU_LAUNCH) {
+			const struct ls_ev_gpu_launch *l = (const void *)rec;
+			GROW(lv, nl, capl);
+			lv[nl++] = (struct launch){l->h.pid, l->correlation, l->h.ts, l->ustack};
+		} else if (rec->type == LS_REC_PROC_INFO) {
+			const struct ls_rec_proc_info *p = (const void *)rec;
+			GROW(procs, nprocs, capprocs);
+			procs[nprocs].pid = p->h.pid;
+			memcpy(procs[nprocs].comm, p->comm, LS_COMM_LEN);
+			procs[nprocs++].comm[LS_COMM_LEN] = '\0';
+		} else if (rec->type == LS_EV_GPU) {
 			const struct ls_ev_gpu *g = (const void *)rec;
-			char comm[LS_COMM_LEN + 1] = "?", name[65];
-
 			if ((pid && g->h.pid != pid) || (g->flags & LS_GPU_F_HOST_SIDE) ||
 			    g->kind == LS_GPU_SYNC || g->end_ns <= g->start_ns)
 				continue;
-			for (size_t i = nprocs; i-- > 0;)
-				if (procs[i].pid == g->h.pid) {
-					memcpy(comm, procs[i].comm, sizeof(comm));
-					break;
-				}
-			memcpy(name, g->name, 64);
-			name[64] = '\0';
-			/* launched before it ended (start may predate the API call's
-			 * timestamp on a simulated device) */
-			__s32 ustack = have_d ? launch_stack(lv, nl, g->h.pid, g->correlation, g->end_ns)
-					      : -1;
-			fr[0] = "gpu";
-			int n = 1;
-			if (ustack >= 0) {
-				n += frames(&d, g->h.pid, comm, ustack, -1, names, fr + 1, 256);
-			} else {
-				snprintf(names[0], sizeof(names[0]), "%s (%u)", comm, g->h.pid);
-				fr[n++] = names[0];
-			}
-			fr[n++] = g->kind == LS_GPU_MEMCPY ? dir[g->copy_kind & 3]
-				  : g->kind == LS_GPU_MEMSET ? "memset" : name;
-			ls_flame_add(f, fr, n, g->end_ns - g->start_ns);
-		}
-		if (pass == 0) {
-			ls_reader_close(rd);
-			if (nl)
-				qsort(lv, nl, sizeof(*lv), launch_cmp);
-			if (ls_reader_open(&rd, path, err, len) < 0) {
-				rd = NULL;
-				break;
-			}
+			GROW(gv, ng, capg);
+			gv[ng++] = *g;
 		}
 	}
-	if (rd)
-		ls_reader_close(rd);
+	ls_reader_close(rd);
+	if (nl)
+		qsort(lv, nl, sizeof(*lv), launch_cmp);
+	for (size_t j = 0; j < ng; j++) {
+		const struct ls_ev_gpu *g = &gv[j];
+		char comm[LS_COMM_LEN + 1] = "?", name[65];
+
+		for (size_t i = nprocs; i-- > 0;)
+			if (procs[i].pid == g->h.pid) {
+				memcpy(comm, procs[i].comm, sizeof(comm));
+				break;
+			}
+		memcpy(name, g->name, 64);
+		name[64] = '\0';
+		/* launched before it ended (start may predate the API call's
+		 * timestamp on a simulated device) */
+		__s32 ustack = have_d ? launch_stack(lv, nl, g->h.pid, g->correlation, g->end_ns) : -1;
+		fr[0] = "gpu";
+		int n = 1;
+		if (ustack >= 0) {
+			n += frames(&d, g->h.pid, comm, ustack, -1, names, fr + 1, 256);
+		} else {
+			snprintf(names[0], sizeof(names[0]), "%s (%u)", comm, g->h.pid);
+			fr[n++] = names[0];
+		}
+		fr[n++] = g->kind == LS_GPU_MEMCPY ? dir[g->copy_kind & 3]
+			  : g->kind == LS_GPU_MEMSET ? "memset" : name;
+		ls_flame_add(f, fr, n, g->end_ns - g->start_ns);
+	}
+	free(gv);
 	free(procs);
 	free(lv);
 	if (have_d)
@@ -597,12 +554,18 @@ static uint64_t overlap(const struct ls_spans *w, uint64_t b, uint64_t e)
 	return t;
 }
 
-/* Weights summing exactly to total, in proportion to v[i].weight (the
- * remainder goes to the last). */
-static void share_out(struct weighted *v, size_t nv, uint64_t total)
+/* total spread over the stacks of v in proportion to their weights (the
+ * remainder to the last, so it stays exact) under prefix; with no stack,
+ * the whole of it under prefix;missing. Frees v. */
+static void add_shared(struct ls_flame *f, const struct stack_data *d, struct weighted *v,
+		       size_t nv, uint64_t total, const char *const prefix[3], const char *missing)
 {
 	uint64_t sum = 0, left = total;
 
+	if (!nv) {
+		const char *fr[3] = {prefix[0], prefix[1], missing};
+		ls_flame_add(f, fr, 3, total);
+	}
 	for (size_t i = 0; i < nv; i++)
 		sum += v[i].weight;
 	for (size_t i = 0; i < nv; i++) {
@@ -610,6 +573,8 @@ static void share_out(struct weighted *v, size_t nv, uint64_t total)
 		v[i].weight = w < left ? w : left;
 		left -= v[i].weight;
 	}
+	add_merged(f, d, v, nv, prefix);
+	free(v);
 }
 
 /* latency;other, expanded: a request's "other" time spread over the engine
@@ -619,7 +584,7 @@ static void expand_other(struct ls_flame *f, const struct stack_data *d,
 			 const struct ls_timeline *tl, const struct ls_spans *where,
 			 uint64_t other_ns)
 {
-	static const char *const prefix[] = {"latency", "other", NULL};
+	static const char *const prefix[3] = {"latency", "other", NULL};
 	struct weighted *v = NULL;
 	size_t nv = 0, capv = 0;
 	uint64_t b = where->n ? where->v[0].b : 0, e = where->n ? where->v[where->n - 1].e : 0;
@@ -637,17 +602,9 @@ static void expand_other(struct ls_flame *f, const struct stack_data *d,
 		uint64_t o;
 		if (!ls_timeline_in_group(tl, p->pid) || !(o = overlap(where, p->ts, p->end)))
 			continue;
-		GROW(v, nv, capv);
-		v[nv] = (struct weighted){p->pid, p->ustack, p->kstack, "", o};
-		memcpy(v[nv++].comm, p->comm, sizeof(p->comm));
+		push_weighted(&v, &nv, &capv, p->pid, p->ustack, p->kstack, p->comm, o);
 	}
-	if (!nv) {
-		const char *fr[3] = {"latency", "other", "[no blocked stack]"};
-		ls_flame_add(f, fr, 3, other_ns);
-	}
-	share_out(v, nv, other_ns);
-	add_merged(f, d, v, nv, prefix);
-	free(v);
+	add_shared(f, d, v, nv, other_ns, prefix, "[no blocked stack]");
 }
 
 /* latency;host, expanded: a request's host time spread evenly over the
@@ -656,14 +613,14 @@ static void expand_other(struct ls_flame *f, const struct stack_data *d,
 static void expand_host(struct ls_flame *f, const struct stack_data *d,
 			const struct ls_timeline *tl, const struct ls_spans *where, uint64_t host_ns)
 {
-	static const char *const prefix[] = {"latency", "host", NULL};
-	/* no sample fell on this request's host instants (49 Hz sees 20 ms) */
-	static const char *const unsampled[] = {"latency", "host", "[not sampled]"};
+	/* "[not sampled]": no sample fell on the request's host instants
+	 * (at 49 Hz a CPU is sampled every 20 ms) */
+	static const char *const prefix[3] = {"latency", "host", NULL};
 	struct weighted *v = NULL;
 	size_t nv = 0, capv = 0, lo = 0, hi = d->nsamples, k = 0;
 
 	if (!where->n) {
-		ls_flame_add(f, unsampled, 3, host_ns);
+		add_shared(f, d, NULL, 0, host_ns, prefix, "[not sampled]");
 		return;
 	}
 	while (lo < hi) { /* first event at or after the first span */
@@ -681,15 +638,47 @@ static void expand_host(struct ls_flame *f, const struct stack_data *d,
 			k++;
 		if (k == where->n || where->v[k].b > smp->ts)
 			continue; /* not a host instant */
-		GROW(v, nv, capv);
-		v[nv] = (struct weighted){smp->pid, smp->ustack, smp->kstack, "", 1};
-		memcpy(v[nv++].comm, smp->comm, sizeof(smp->comm));
+		push_weighted(&v, &nv, &capv, smp->pid, smp->ustack, smp->kstack, smp->comm, 1);
 	}
-	if (!nv)
-		ls_flame_add(f, unsampled, 3, host_ns);
-	share_out(v, nv, host_ns);
-	add_merged(f, d, v, nv, prefix);
-	free(v);
+	add_shared(f, d, v, nv, host_ns, prefix, "[not sampled]");
+}
+
+static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, const struct stack_data *d,
+			  bool ttft, unsigned long request, const char *component, unsigned long pid)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		const struct ls_request *r = &a->v[i];
+		const struct ls_split *s = &a->split[i];
+		const uint64_t *sub = ttft ? s->ttft_sub : s->sub, *comp = ttft ? s->ttft_comp : s->comp;
+
+		if ((request && r->id != request) || (pid && r->pid != pid))
+			continue;
+		for (int k = 0; k < LS_S_N; k++) {
+			const char *fr[3] = {"latency", ls_comp_name(owner(k)), ls_sub_name(k)};
+			if (sub[k] == LS_NULL || (component && strcmp(component, fr[1]) &&
+						  strcmp(component, fr[2])))
+				continue;
+			ls_flame_add(f, fr, 3, sub[k]);
+		}
+		/* host and other: under the stacks of the instants the split gave
+		 * them, when the capture has stacks */
+		struct ls_spans where[2] = {{0}, {0}};
+		if (d)
+			ls_attribute_spans(r, a->tl, &a->join[i], ttft, &where[0], &where[1]);
+		for (int c = LS_C_HOST; c <= LS_C_OTHER; c++) {
+			const char *fr[2] = {"latency", ls_comp_name(c)};
+			if (comp[c] == LS_NULL || (component && strcmp(component, fr[1])))
+				continue;
+			if (!d || !comp[c])
+				ls_flame_add(f, fr, 2, comp[c]);
+			else if (c == LS_C_HOST)
+				expand_host(f, d, a->tl, &where[0], comp[c]);
+			else
+				expand_other(f, d, a->tl, &where[1], comp[c]);
+		}
+		ls_spans_free(&where[0]);
+		ls_spans_free(&where[1]);
+	}
 }
 
 static void usage(FILE *out)
@@ -700,7 +689,7 @@ static void usage(FILE *out)
 		"Flame graph of a capture (default latsplit.data), as folded stacks (for\n"
 		"flamegraph.pl, speedscope, inferno) or, with --svg, as an SVG.\n"
 		"  --kind latency   requests' time by component and sub-part, ns (default)\n"
-		"  --kind gpu       GPU time by process and kernel, ns\n"
+		"  --kind gpu       GPU time by process, launching CPU stack and kernel, ns\n"
 		"  --kind cpu       on-CPU stack samples (latsplit record -F), samples\n"
 		"  --kind offcpu    blocked time of tracked threads by blocking stack, ns\n"
 		"  --request ID, --component NAME (e.g. queueing or queueing.engine), --pid PID\n"
