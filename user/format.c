@@ -296,7 +296,7 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		const struct ls_rec_mapping *e = (const void *)rec;
 		char path[256], id[41] = "";
 		safe_str(path, sizeof(path), (const char *)(e + 1), rec->size - sizeof(*e));
-		for (__u32 i = 0; i < e->build_id_len && i < 20; i++)
+		for (__u32 i = 0; i < e->build_id_len && i < sizeof(e->build_id); i++)
 			snprintf(id + 2 * i, sizeof(id) - 2 * i, "%02x", e->build_id[i]);
 		KV(",\"start\":%llu,\"end\":%llu,\"pgoff\":%llu,\"build_id\":\"%s\",\"path\":\"%s\"",
 		   "0x%llx-0x%llx pgoff=0x%llx build_id=%s %s", (unsigned long long)e->start,

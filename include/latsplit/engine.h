@@ -91,9 +91,9 @@ int latsplit_engine_attached(void);
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
 /* x86-64: the probe site as the 5-byte NOP (0f 1f 44 00 00) instead of
- * sys/sdt.h's 1-byte one. Kernels with optimized uprobes (6.16+, x86-64)
- * then replace the int3 trap with a call to a uprobe trampoline after the
- * first hit; older kernels trap as before. {disp8} keeps the assembler from
+ * sys/sdt.h's 1-byte one. Kernels with optimized uprobes (the 6.18 kernel
+ * this was measured on has them) then replace the int3 trap with a call to
+ * a uprobe trampoline after the first hit; others trap as before. {disp8} keeps the assembler from
  * shortening it. Define LATSPLIT_SDT_NOP1 to keep sys/sdt.h's NOP. */
 #if defined(__x86_64__) && !defined(LATSPLIT_SDT_NOP1)
 #undef _SDT_NOP
