@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Network marks against known causes, across a veth pair limited to 8 Mbit/s:
 #  - queue: the server sleeps 30 ms before reading each request
-#    (--read-delay-ms); queueing.socket must be within 2 ms of it;
+#    (--read-delay-ms); queueing.socket must be 30 ms, 2 ms under it at
+#    most (the request may arrive just after the sleep began) and 5 ms over
+#    (the sleep overshoots and the woken thread waits for a CPU: real
+#    queueing, up to 2.4 ms seen on a loaded 2-CPU CI run);
 #  - drain: a 300 KB response written at once into a 4 MB send buffer;
 #    network.drain must be within 10% of what tbf's rate predicts;
 #  - send-blocked: the same response into a 16 KB send buffer: the write
@@ -37,9 +40,9 @@ python3 - "$T/queue.jsonl" <<'PY'
 import json, sys
 rs = [json.loads(l) for l in open(sys.argv[1])]
 q = [r["sub"]["queueing.socket"] / 1e6 for r in rs]
-bad = [x for x in q if abs(x - 30.0) > 2.0]
+bad = [x for x in q if not 28.0 <= x <= 35.0]
 print(("PASS" if len(rs) == 8 and not bad else "FAIL") +
-      f" netlab.queue: queueing.socket {min(q, default=0):.2f}..{max(q, default=0):.2f} ms for 8 requests (want 30 +- 2)")
+      f" netlab.queue: queueing.socket {min(q, default=0):.2f}..{max(q, default=0):.2f} ms for 8 requests (want 28..35)")
 PY
 
 # check_rate MODE FILE: drain (drain alone ~ prediction, nothing blocked) or
