@@ -1,5 +1,8 @@
 # latsplit build. `make` builds the agent and tools into build/; see README.
-ARCH_TRIPLET := $(shell gcc -dumpmachine)
+# Expanded when a BPF object is compiled, not when the Makefile is parsed:
+# on a bare box `make demo` installs gcc first (the deps prerequisite). The
+# fallback is Debian's multiarch name for this machine.
+ARCH_TRIPLET = $(or $(shell $(CC) -dumpmachine 2>/dev/null),$(shell uname -m)-linux-gnu)
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 BUILD := build
 CC ?= gcc
@@ -47,7 +50,7 @@ Q := $(if $(V),,@)
 msg = $(if $(V),,@printf '  %-8s %s\n' $(1) $(2))
 
 .SECONDARY:
-.PHONY: cupti-note fuzz all deps test unit integration demo bench vmlinux clean install
+.PHONY: cupti-note fuzz all deps test test-fresh unit integration demo bench vmlinux clean install
 all: $(BUILD)/latsplit $(TOOLS) cupti-note
 
 cupti-note:
@@ -147,16 +150,25 @@ $(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/capture.o 
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread
 
-test: deps all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http $(BUILD)/san/latsplit
+# deps first, then the build in a second make: with -j the prerequisites of
+# one target may run in parallel, and nothing may build before gcc exists.
+test: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http $(BUILD)/san/latsplit
 	@tests/run.sh
+
+# The README's two set-up commands in a minimal Debian 12 chroot (needs root).
+test-fresh: deps
+	@tools/test-fresh.sh
 
 unit: $(UNIT_BINS)
 	@tests/run.sh --unit-only
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@tools/demo.sh
 
-bench: deps all $(BENCH_BINS)
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BINS)
 	@tests/bench/run.sh
 
 vmlinux:

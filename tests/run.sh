@@ -7,6 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 passed=0 failed=0 skipped=0
+skips=()   # "name: reason" of every skipped check, listed before the last line
 unit_only=0
 [[ ${1:-} == --unit-only ]] && unit_only=1
 log_dir=build/test-logs
@@ -32,6 +33,14 @@ for t in build/tests/test_*; do
   fi
 done
 
+# Optional parts that were not built are skipped by name, never silently.
+if [[ ! -x build/tests/test_cupti ]]; then
+  n=$(grep -c 'cmocka_unit_test' tests/unit/test_cupti.c)
+  skipped=$((skipped + n))
+  skips+=("unit/test_cupti ($n tests): not built (no CUDA toolkit with CUPTI at ${CUDA_HOME:-/usr/local/cuda})")
+  echo "SKIP ${skips[-1]}"
+fi
+
 # The HTTP parser's fuzz target, briefly (make fuzz runs it longer).
 if [[ -x build/fuzz-http ]]; then
   mkdir -p build/fuzz-corpus
@@ -54,12 +63,15 @@ if [[ $unit_only -eq 0 ]]; then
       tail -5 <<<"$out"
     fi
     passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+    while IFS= read -r l; do skips+=("$name: ${l#SKIP }"); done < <(grep '^SKIP ' <<<"$out")
     grep -E '^(PASS|FAIL|SKIP|  )' <<<"$out" | sed "s|^|[$name] |"
     echo "  ($name: $(( $(date +%s) - start )) s)"
   done
 fi
 
 if [[ $skipped -gt 0 ]]; then
+  echo "skipped:"
+  for s in "${skips[@]}"; do echo "  $s"; done
   echo "$passed passed, $failed failed, $skipped skipped"
 else
   echo "$passed passed, $failed failed"

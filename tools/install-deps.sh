@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs every Debian/Ubuntu package that latsplit's build, tests and demo
 # need. Idempotent: when everything is present it checks and exits quietly.
+# Runnable directly on a bare box (needs only bash and apt): the README's
+# set-up lines start with it, since minimal images have no make or gcc.
 set -euo pipefail
 
 PKGS=(
   make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
   systemtap-sdt-dev libcmocka-dev libclang-rt-14-dev
   nftables iproute2 ethtool python3 curl libbpf-tools binutils time
+  debootstrap git
 )
 
 missing=()

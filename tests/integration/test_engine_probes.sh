@@ -24,4 +24,8 @@ check_lib() { # LIB MIN-PROBES
   fi
 }
 check_lib "$ROOT/build/liblatsplit-engine.so" 9
-[[ -e $ROOT/build/liblatsplit-cupti.so ]] && check_lib "$ROOT/build/liblatsplit-cupti.so" 3
+if [[ -e $ROOT/build/liblatsplit-cupti.so ]]; then
+  check_lib "$ROOT/build/liblatsplit-cupti.so" 3
+else
+  skip "engine_probes.nop5.liblatsplit-cupti.so: not built (no CUDA toolkit with CUPTI; set CUDA_HOME)"
+fi
