@@ -23,7 +23,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 AGENT_SRCS := $(wildcard user/*.c)
 AGENT_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(AGENT_SRCS))
 # What unit tests link: everything but the CLI and the BPF loader.
-LIB_SRCS := user/capture.c user/order.c user/format.c user/http.c user/requests.c user/attribute.c user/timeline.c user/verdict.c user/analysis.c user/flame.c user/symbolize.c
+LIB_SRCS := user/capture.c user/redact.c user/order.c user/format.c user/http.c user/requests.c user/attribute.c user/timeline.c user/verdict.c user/analysis.c user/flame.c user/symbolize.c
 LIB_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 # The whole agent under ASan+UBSan, for the sanitized integration test.
 AGENT_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(AGENT_SRCS))
@@ -124,7 +124,7 @@ $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread
 
-$(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/capture.o $(BUILD)/user/order.o $(BUILD)/user/format.o
+$(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/order.o $(BUILD)/user/format.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
@@ -138,15 +138,15 @@ fuzz: $(BUILD)/fuzz-http
 	@mkdir -p $(BUILD)/fuzz-corpus
 	$(BUILD)/fuzz-http -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-corpus tests/fuzz/seeds
 
-$(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/capture.o
+$(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
-$(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/capture.o
+$(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
-$(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/capture.o $(BUILD)/user/symbolize.o
+$(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/symbolize.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread
 

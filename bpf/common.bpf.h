@@ -85,6 +85,16 @@ struct {
 	__type(value, struct conn_val);
 } conns SEC(".maps");
 
+/* The last conn_id handed out, shared by every object that creates
+ * connections (net: handshakes and tracked ports; sock: connections a
+ * tracked process meets mid-flight). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} conn_ids SEC(".maps");
+
 /* A read/write-family syscall in flight on a tracked socket, by tid. The
  * scheduler domain adds the time the thread sleeps inside a write. */
 struct io_inflight {
@@ -184,6 +194,26 @@ static __always_inline void tuple_of(struct ls_tuple *t, const struct sock *sk,
 		t->sport = v->sport;
 }
 
+/* Adds sk to the known connections with a fresh conn_id. */
+static __always_inline struct conn_val *conn_create(const struct sock *sk)
+{
+	__u64 key = (__u64)sk, *last;
+	struct conn_val nv = {};
+	__u32 zero = 0;
+
+	last = bpf_map_lookup_elem(&conn_ids, &zero);
+	if (!last)
+		return NULL;
+	nv.sport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	nv.conn_id = __sync_fetch_and_add(last, 1) + 1;
+	bpf_map_update_elem(&conns, &key, &nv, BPF_ANY);
+	return bpf_map_lookup_elem(&conns, &key);
+}
+
+/* A connection met mid-flight: its tuple and where its streams stand. */
+static __always_inline void emit_adopt(const struct sock *sk, const struct conn_val *v,
+				       __u32 via, __u32 fd);
+
 static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 {
 	long id = bpf_get_stackid(ctx, &stacks, flags);
@@ -208,6 +238,29 @@ static __always_inline void fill_hdr(struct ls_hdr *h, __u16 type, __u16 size)
 	h->ts = bpf_ktime_get_ns();
 	h->pid = id >> 32;
 	h->tid = (__u32)id;
+}
+
+static __always_inline void emit_adopt(const struct sock *sk, const struct conn_val *v,
+				       __u32 via, __u32 fd)
+{
+	const struct tcp_sock *tp = (const void *)sk;
+	struct ls_ev_conn_adopt *e = reserve(sizeof(*e));
+
+	if (!e)
+		return;
+	fill_hdr(&e->h, LS_EV_CONN_ADOPT, sizeof(*e));
+	e->conn_id = v->conn_id;
+	e->skaddr = (__u64)sk;
+	tuple_of(&e->t, sk, v);
+	e->via = via;
+	e->state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	e->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
+	e->snd_una = BPF_CORE_READ(tp, snd_una);
+	e->write_seq = BPF_CORE_READ(tp, write_seq);
+	e->copied_seq = BPF_CORE_READ(tp, copied_seq);
+	e->rcv_nxt = BPF_CORE_READ(tp, rcv_nxt);
+	e->fd = fd;
+	submit(e);
 }
 
 #endif /* LATSPLIT_COMMON_BPF_H */

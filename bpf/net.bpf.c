@@ -19,8 +19,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define IPPROTO_TCP 6
 
-__u64 next_conn_id = 0;
-
 static __always_inline bool port_tracked(__u16 port)
 {
 	return bpf_map_lookup_elem(&tracked_ports, &port) != NULL;
@@ -35,21 +33,21 @@ static __always_inline __u32 srtt_us(const struct sock *sk)
 
 /* The conn of a tracked socket, creating it when the socket qualifies
  * (`mine`: the current task is a tracked process acting on it). NULL:
- * untracked. */
-static __always_inline struct conn_val *conn_get(const struct sock *sk, bool mine)
+ * untracked. `adopt`: a socket first met here, outside a state change, was
+ * established before the capture saw it: say so with its tuple and anchors. */
+static __always_inline struct conn_val *conn_get(const struct sock *sk, bool mine, bool adopt)
 {
 	__u64 key = (__u64)sk;
 	struct conn_val *v = bpf_map_lookup_elem(&conns, &key);
-	struct conn_val nv = {};
 
 	if (v)
 		return v;
-	nv.sport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	if (!track_all && !mine && !port_tracked(nv.sport))
+	if (!track_all && !mine && !port_tracked(BPF_CORE_READ(sk, __sk_common.skc_num)))
 		return NULL;
-	nv.conn_id = __sync_fetch_and_add(&next_conn_id, 1) + 1;
-	bpf_map_update_elem(&conns, &key, &nv, BPF_ANY);
-	return bpf_map_lookup_elem(&conns, &key);
+	v = conn_create(sk);
+	if (v && adopt)
+		emit_adopt(sk, v, LS_ADOPT_TCP, ~0u);
+	return v;
 }
 
 static __always_inline void fill_sk(struct ls_hdr *h, __u16 type, __u16 size,
@@ -80,8 +78,20 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 
 		if (!cur)
 			bpf_map_update_elem(&tracked_ports, &port, &val, BPF_ANY);
+	} else if (newstate == TCP_LISTEN && !track_all && tgid != self_tgid) {
+		/* A process that starts listening on a followed port (--port, or a
+		 * -p process's listener at start) is tracked from here on: a
+		 * server started late or restarted mid-recording. */
+		__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
+		__u8 *cur = bpf_map_lookup_elem(&tracked_ports, &port);
+		__u8 one = 1;
+
+		if (cur && *cur == PORT_USER) {
+			bpf_map_update_elem(&tracked_tgids, &tgid, &one, BPF_ANY);
+			mine = true;
+		}
 	}
-	v = conn_get(sk, mine);
+	v = conn_get(sk, mine, false);
 	if (!v)
 		return 0;
 	if (oldstate == TCP_LISTEN && newstate == TCP_CLOSE) {
@@ -110,7 +120,7 @@ static __always_inline int handle_retransmit(const struct sock *sk, const struct
 {
 	struct ls_ev_tcp_retrans *e;
 	struct tcp_skb_cb *cb;
-	struct conn_val *v = conn_get(sk, false);
+	struct conn_val *v = conn_get(sk, false, true);
 
 	if (!v)
 		return 0;
@@ -165,8 +175,7 @@ static __always_inline int handle_probe(struct sock *sk, const struct sk_buff *s
 	__u16 thoff;
 	__u8 doff_byte = 0;
 	__u32 seq = 0, ack = 0;
-	__u64 key = (__u64)sk;
-	struct conn_val *v = bpf_map_lookup_elem(&conns, &key);
+	struct conn_val *v = conn_get(sk, false, true);
 
 	if (!v)
 		return 0;
@@ -201,7 +210,7 @@ static __always_inline int handle_reset(const struct sock *sk, __u32 dir)
 
 	if (!sk)
 		return 0;
-	v = conn_get(sk, false);
+	v = conn_get(sk, false, true);
 	if (!v)
 		return 0;
 	e = reserve(sizeof(*e));

@@ -4,8 +4,10 @@
  * processes on tracked TCP connections, from the syscall tracepoints.
  *
  * At entry the fd is resolved to its struct sock with a CO-RE walk of
- * task->files (no kprobes); a fd that is not a tracked TCP socket costs the
- * tracked-tgid lookup and that walk, and emits nothing. At exit the byte
+ * task->files (no kprobes); a fd that is not a TCP socket costs the
+ * tracked-tgid lookup and that walk, and emits nothing. A connected TCP
+ * socket not known yet (the server was serving before the capture) is
+ * adopted: it gets a conn_id and a conn_adopt record with its anchors. At exit the byte
  * count and a prefix of the payload (capture_bytes) go to the ring buffer.
  */
 #include "vmlinux.h"
@@ -57,16 +59,45 @@ static __always_inline struct sock *fd_to_sock(__u32 fd)
 	return sock ? BPF_CORE_READ(sock, sk) : NULL;
 }
 
-/* The conn of a tracked TCP socket behind fd, or NULL. */
-static __always_inline struct conn_val *fd_conn(__u32 fd, struct sock **skp)
+#define TCP_SYN_SENT_ 2
+#define TCP_CLOSE_ 7
+#define TCP_LISTEN_ 10
+#define NO_ADOPT 0xff
+
+/* The conn of the TCP socket behind fd, or NULL. The caller is a tracked
+ * process: a connected socket it uses that is not known yet was established
+ * before the capture (or on a port not tracked) and is adopted here, unless
+ * `via` is NO_ADOPT. */
+static __always_inline struct conn_val *fd_conn(__u32 fd, struct sock **skp, __u32 via)
 {
 	struct sock *sk = fd_to_sock(fd);
 	__u64 key = (__u64)sk;
+	struct conn_val *v;
+	int state;
 
 	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
 		return NULL;
 	*skp = sk;
-	return bpf_map_lookup_elem(&conns, &key);
+	v = bpf_map_lookup_elem(&conns, &key);
+	if (v || via == NO_ADOPT)
+		return v;
+	state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	if (state == TCP_LISTEN_ || state == TCP_CLOSE_ || state == TCP_SYN_SENT_)
+		return NULL;
+	v = conn_create(sk);
+	if (v)
+		emit_adopt(sk, v, via, fd);
+	return v;
+}
+
+/* Sequence number of the first byte a syscall moved: the socket's read or
+ * write position after it, less what it moved. */
+static __always_inline __u32 io_seq(__u64 skaddr, __u16 dir, long ret)
+{
+	const struct tcp_sock *tp = (const void *)skaddr;
+	__u32 pos = dir == LS_IO_IN ? BPF_CORE_READ(tp, copied_seq) : BPF_CORE_READ(tp, write_seq);
+
+	return pos - (__u32)ret;
 }
 
 static __always_inline int io_enter(__u64 fd, __u64 buf, __u16 call, __u16 dir, __u64 flags)
@@ -79,7 +110,7 @@ static __always_inline int io_enter(__u64 fd, __u64 buf, __u16 call, __u16 dir, 
 
 	if (!tgid_tracked(id >> 32) || (flags & MSG_PEEK))
 		return 0;
-	conn = fd_conn(fd, &sk);
+	conn = fd_conn(fd, &sk, LS_ADOPT_IO);
 	if (!conn)
 		return 0;
 	io.sk = (__u64)sk;
@@ -145,6 +176,8 @@ static __always_inline int io_exit(long ret)
 	rec->e.dir = io->dir;
 	rec->e.call = io->call;
 	rec->e.pad = 0;
+	rec->e.seq = io_seq(io->sk, io->dir, ret);
+	rec->e.pad2 = 0;
 	len = ret < capture_bytes ? ret : capture_bytes;
 	ptr = payload_ptr(io, &len);
 	n = len & (LS_IO_MAX_CAPTURE * 2 - 1);
@@ -168,7 +201,7 @@ static __always_inline void emit_accept(__u32 fd)
 	struct conn_val *conn;
 	struct sock *sk = NULL;
 
-	conn = fd_conn(fd, &sk);
+	conn = fd_conn(fd, &sk, LS_ADOPT_ACCEPT);
 	if (!conn)
 		return;
 	e = reserve(sizeof(*e));
@@ -230,7 +263,7 @@ int enter_close(struct trace_event_raw_sys_enter *ctx)
 
 	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	conn = fd_conn(fd, &sk);
+	conn = fd_conn(fd, &sk, NO_ADOPT);
 	if (!conn)
 		return 0;
 	e = reserve(sizeof(*e));

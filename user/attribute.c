@@ -149,12 +149,16 @@ static void split_window(const struct marks *m, const struct ls_spans *layers[K_
 	sub[LS_S_NET_DRAIN] = m->end - m->out;
 }
 
+/* Sum of observed parts: null only when both are (DESIGN §6, unobserved
+ * parts: their time lies in whatever part the sources gave it). */
 static uint64_t sum(uint64_t a, uint64_t b)
 {
-	return a == LS_NULL || b == LS_NULL ? LS_NULL : a + b;
+	if (a == LS_NULL)
+		return b;
+	return b == LS_NULL ? a : a + b;
 }
 
-/* Components from sub-parts; a component is null when any part is. */
+/* Components from sub-parts; a component is null when all its parts are. */
 static void components(const uint64_t sub[LS_S_N], uint64_t host, uint64_t other,
 		       uint64_t comp[LS_C_N])
 {
@@ -242,7 +246,10 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 	}
 	s->max_gap_cause = gap_cause(r, layers, gpu, sched);
 
-	if (r->t_start && r->t_end && r->t_read && r->t_out) {
+	/* A partial request began before the capture: its split is unknown. */
+	bool whole = r->outcome != LS_REQ_PARTIAL;
+
+	if (whole && r->t_start && r->t_end && r->t_read && r->t_out) {
 		m.end = r->t_end > r->t_start ? r->t_end : r->t_start;
 		m.start = r->t_start;
 		m.in = clampu(r->t_in ? r->t_in : r->t_start, m.start, m.end);
@@ -257,7 +264,7 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 			s->sub[LS_S_NET_UPLOAD] = LS_NULL;
 		components(s->sub, host, other, s->comp);
 	}
-	if (r->t_start && r->t_first && r->t_read) {
+	if (whole && r->t_start && r->t_first && r->t_read) {
 		mf.end = r->t_first > r->t_start ? r->t_first : r->t_start;
 		mf.start = r->t_start;
 		mf.in = clampu(r->t_in ? r->t_in : r->t_start, mf.start, mf.end);
@@ -271,25 +278,28 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 			s->ttft_sub[LS_S_NET_UPLOAD] = LS_NULL;
 		components(s->ttft_sub, host, other, s->ttft_comp);
 	}
-	/* What the capture cannot tell stays null. */
+	/* What the capture cannot tell stays null, and is named. */
 	for (int pass = 0; pass < 2; pass++) {
 		uint64_t *sub = pass ? s->ttft_sub : s->sub, *comp = pass ? s->ttft_comp : s->comp;
-		if (comp[LS_C_NETWORK] == LS_NULL && sub[LS_S_NET_DRAIN] == LS_NULL)
+		uint32_t unobserved = 0;
+		if (sub[LS_S_NET_DRAIN] == LS_NULL)
 			continue; /* window not computed */
-		if (!gpu) {
+		if (!gpu)
 			for (int k = LS_S_COMPUTE_KERNEL; k <= LS_S_TRANSFER_OTHER; k++)
 				sub[k] = LS_NULL;
-			comp[LS_C_COMPUTE] = comp[LS_C_TRANSFER] = LS_NULL;
-		}
 		if (!sched) {
 			sub[LS_S_Q_CPU] = LS_NULL;
 			comp[LS_C_HOST] = LS_NULL;
-			comp[LS_C_QUEUEING] = LS_NULL;
+			unobserved |= LS_UNOBSERVED_HOST;
 		}
-		if (!sched_mark) {
+		if (!sched_mark)
 			sub[LS_S_Q_ENGINE] = LS_NULL;
-			comp[LS_C_QUEUEING] = LS_NULL;
-		}
+		for (int k = 0; k < LS_S_N; k++)
+			if (sub[k] == LS_NULL)
+				unobserved |= 1u << k;
+		components(sub, comp[LS_C_HOST], comp[LS_C_OTHER], comp);
+		if (!pass)
+			s->unobserved = unobserved;
 	}
 	ls_spans_free(&blocked);
 }

@@ -31,7 +31,11 @@ struct ls_split {
 	const char *engine_source;  /* "events" | "inferred" | "none" */
 	const char *gpu_source;     /* "cupti" | "uprobe" | "simulated" | "none" */
 	const char *max_gap_cause;  /* a component or sub-part name, or NULL */
+	/* parts of the total's split with no source (bit k: sub-part k;
+	 * LS_UNOBSERVED_HOST: host CPU): null, their time in other parts */
+	uint32_t unobserved;
 };
+#define LS_UNOBSERVED_HOST (1u << 31)
 
 /* tl and join may be NULL (network-only split). */
 void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,

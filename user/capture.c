@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "capture.h"
+#include "redact.h"
 
 #define ALIGN8(x) (((x) + 7u) & ~(size_t)7u)
 
@@ -45,6 +46,7 @@ static const struct {
 	[LS_EV_GPU_LAUNCH] = {"gpu_launch", sizeof(struct ls_ev_gpu_launch)},
 	[LS_EV_GPU_STATS] = {"gpu_stats", sizeof(struct ls_ev_gpu_stats)},
 	[LS_EV_SAMPLE] = {"sample", sizeof(struct ls_ev_sample)},
+	[LS_EV_CONN_ADOPT] = {"conn_adopt", sizeof(struct ls_ev_conn_adopt)},
 	[LS_REC_STACK] = {"stack", sizeof(struct ls_rec_stack)},
 	[LS_REC_SYM] = {"sym", sizeof(struct ls_rec_sym)},
 	[LS_REC_MAPPING] = {"mapping", sizeof(struct ls_rec_mapping)},
@@ -128,13 +130,20 @@ void ls_file_hdr_init(struct ls_file_hdr *hdr, int argc, char **argv)
 		snprintf(hdr->release, sizeof(hdr->release), "%s", u.release);
 		snprintf(hdr->machine, sizeof(hdr->machine), "%.31s", u.machine);
 	}
+	/* NUL-separated first, so credentials are redacted word by word */
 	for (int i = 0; i < argc && off < sizeof(hdr->cmdline) - 1; i++) {
-		int n = snprintf(hdr->cmdline + off, sizeof(hdr->cmdline) - off, "%s%s",
-				 i ? " " : "", argv[i]);
+		int n = snprintf(hdr->cmdline + off, sizeof(hdr->cmdline) - off, "%s", argv[i]);
 		if (n < 0)
 			break;
-		off += n;
+		off += n + 1;
 	}
+	if (off > sizeof(hdr->cmdline))
+		off = sizeof(hdr->cmdline);
+	ls_redact_args(hdr->cmdline, off);
+	for (size_t i = 0; i + 1 < off; i++)
+		if (!hdr->cmdline[i])
+			hdr->cmdline[i] = ' ';
+	hdr->cmdline[sizeof(hdr->cmdline) - 1] = '\0';
 }
 
 static __u32 crc_of(const void *p, size_t len)

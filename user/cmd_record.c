@@ -21,12 +21,15 @@
 #include "probe.h"
 #include "proc.h"
 #include "grow.h"
+#include "http.h"
+#include "redact.h"
 #include "symbolize.h"
 
 #define MAX_PIDS 256
 #define MAX_PORTS 64
 #define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
 #define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
+#define LS_REDACT_SLOTS 4096
 
 struct recorder {
 	struct ls_writer *w;
@@ -38,9 +41,21 @@ struct recorder {
 	__u32 last_pid; /* the last pid whose mappings are known: most events repeat it */
 	__u64 per_type[LS_REC_MAX];
 	__u64 events;
+	__u64 request_heads; /* reads that began with a whole HTTP request line */
+	/* processes announced: tracked at start or met listening on a followed
+	 * port; the -p targets, and how many of them still run */
+	pid_t *known;
+	size_t nknown, capknown;
+	const unsigned long *targets;
+	int ntargets, targets_alive;
 	__u64 start_ts;
 	int write_err;
 	_Alignas(8) unsigned char procbuf[LS_PROC_INFO_MAX];
+	/* per stream direction (hashed): the last payload ended inside a
+	 * credential header value, so the next one starts with its rest */
+	bool redact_carry[LS_REDACT_SLOTS];
+	/* a socket I/O record, copied to redact credentials before the write */
+	_Alignas(8) unsigned char iobuf[sizeof(struct ls_ev_sock_io) + LS_IO_MAX_CAPTURE + 8];
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -208,6 +223,49 @@ static void use_stack(struct recorder *r, __u32 pid, __s32 ustack, __s32 kstack)
 		use_add(r, use_key(0, kstack)); /* kernel stacks: pid 0 */
 }
 
+static bool known_pid(struct recorder *r, pid_t pid, bool add)
+{
+	for (size_t i = 0; i < r->nknown; i++)
+		if (r->known[i] == pid)
+			return true;
+	if (add) {
+		GROW(r->known, r->nknown, r->capknown);
+		r->known[r->nknown++] = pid;
+	}
+	return false;
+}
+
+/* What the consumer learns about the tracked set: a process that starts
+ * listening on a followed port (tracked by BPF from that instant), and the
+ * exit of a -p target. */
+static void watch_targets(struct recorder *r, const struct ls_hdr *h)
+{
+	if (h->type == LS_EV_TCP_STATE) {
+		const struct ls_ev_tcp_state *e = (const void *)h;
+		char comm[LS_COMM_LEN + 1] = "?", path[64];
+		FILE *f;
+
+		if (e->newstate != 10 /* LISTEN */ || !h->pid || known_pid(r, h->pid, true))
+			return;
+		write_proc_info(r, h->pid);
+		snprintf(path, sizeof(path), "/proc/%u/comm", h->pid);
+		if ((f = fopen(path, "re"))) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		fprintf(stderr, "latsplit record: pid %u (%s) listens on :%u: tracking it\n", h->pid,
+			comm, e->t.sport);
+	} else if (h->type == LS_EV_PROC_EXIT && ((const struct ls_ev_proc_exit *)h)->group_dead) {
+		for (int i = 0; i < r->ntargets; i++)
+			if (r->targets[i] == h->pid) {
+				r->targets_alive--;
+				fprintf(stderr, "latsplit record: pid %u exited (exit code %d)\n",
+					h->pid, ((const struct ls_ev_proc_exit *)h)->exit_code >> 8);
+			}
+	}
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
@@ -215,7 +273,26 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*h) || h->size > size)
 		return 0;
+	if (h->type == LS_EV_SOCK_IO && h->size >= sizeof(struct ls_ev_sock_io) &&
+	    h->size <= sizeof(r->iobuf)) {
+		/* Header values that carry credentials never reach the file. */
+		struct ls_ev_sock_io *e = (void *)r->iobuf;
+		size_t n;
+
+		memcpy(r->iobuf, h, h->size);
+		n = e->cap_len < h->size - sizeof(*e) ? e->cap_len : h->size - sizeof(*e);
+		bool *carry = &r->redact_carry[(e->conn_id * 2 + e->dir) % LS_REDACT_SLOTS];
+		ls_redact_http((uint8_t *)(e + 1), n, carry);
+		if (n < e->bytes) /* the rest of this I/O is not in the capture */
+			*carry = false;
+		if (e->dir == LS_IO_IN &&
+		    ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)(e + 1), n))
+			r->request_heads++;
+		h = &e->h;
+	}
 	write_record(r, h);
+	if (h->type == LS_EV_TCP_STATE || h->type == LS_EV_PROC_EXIT)
+		watch_targets(r, h);
 	r->events++;
 	if (h->type < LS_REC_MAX)
 		r->per_type[h->type]++;
@@ -373,10 +450,13 @@ static int track_tree(struct recorder *r, const unsigned long *pids, int npids, 
 			continue;
 		ls_bpf_track_pid(r->bpf, all[i]);
 		write_proc_info(r, all[i]);
+		known_pid(r, all[i], true);
+		/* Its listeners are followed: whoever listens there next (a
+		 * restart) is tracked too. */
 		__u16 ports[MAX_PORTS];
 		int np = ls_proc_listen_ports(all[i], ports, MAX_PORTS);
 		for (int k = 0; k < np; k++)
-			ls_bpf_track_port(r->bpf, ports[k], false);
+			ls_bpf_track_port(r->bpf, ports[k], true);
 		count++;
 	}
 	if (tracked_out)
@@ -625,6 +705,16 @@ int cmd_record(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	struct stat osb;
+	if (lstat(path, &osb) == 0 && !S_ISREG(osb.st_mode)) {
+		ls_err("record", "-o %s: not a regular file (%s); name a new or regular file", path,
+		       S_ISDIR(osb.st_mode)   ? "a directory"
+		       : S_ISLNK(osb.st_mode) ? "a symbolic link"
+		       : S_ISCHR(osb.st_mode) || S_ISBLK(osb.st_mode) ? "a device"
+		       : S_ISFIFO(osb.st_mode) ? "a FIFO"
+					       : "a special file");
+		return EXIT_USAGE;
+	}
 	for (int i = 0; i < npids; i++)
 		if (!ls_proc_alive(pids[i])) {
 			ls_err("record", "no process with pid %lu", pids[i]);
@@ -638,8 +728,23 @@ int cmd_record(int argc, char **argv)
 
 	bool have_cmd = optind < argc;
 	bool track_all = !npids && !nports && !have_cmd;
+	int ntargets = npids;
 	if (nports)
 		port_owners(ports, nports, pids, &npids);
+	for (int i = 0; i < nports; i++) {
+		bool owned = false;
+		for (int k = ntargets; k < npids; k++) {
+			__u16 lp[MAX_PORTS];
+			int nl = ls_proc_listen_ports(pids[k], lp, MAX_PORTS);
+			for (int j = 0; j < nl; j++)
+				owned |= lp[j] == ports[i];
+		}
+		if (!owned)
+			fprintf(stderr, "latsplit record: no process listens on :%lu; waiting for one\n",
+				ports[i]);
+	}
+	r.targets = pids;
+	r.ntargets = r.targets_alive = ntargets;
 
 	if (no_engine)
 		nengine_paths = 0;
@@ -676,9 +781,15 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "latsplit record: not available on this kernel: %s\n",
 			ls_bpf_missing(r.bpf));
 
-	/* Keep an existing capture as .old, like perf. */
+	/* Keep an existing capture as .old, like perf: only a regular file.
+	 * Anything else at the path (a device such as /dev/null, a directory,
+	 * a FIFO, a symlink) is refused, checked before anything is attached. */
 	struct stat sb;
-	if (stat(path, &sb) == 0) {
+	if (lstat(path, &sb) == 0) {
+		if (!S_ISREG(sb.st_mode)) {
+			ls_err("record", "-o %s: no longer a regular file; not replaced", path);
+			goto out;
+		}
 		snprintf(old, sizeof(old), "%s.old", path);
 		if (rename(path, old)) {
 			ls_err("record", "%s exists and cannot be renamed to %s: %s", path, old,
@@ -766,6 +877,12 @@ int cmd_record(int argc, char **argv)
 			child_done = true;
 			break;
 		}
+		/* Like perf record -p: when every target is gone, stop, unless a
+		 * --port is followed (a restart may come) or a command runs. */
+		if (r.ntargets && r.targets_alive <= 0 && !nports && child < 0) {
+			fprintf(stderr, "latsplit record: every -p process exited; stopping\n");
+			break;
+		}
 	}
 	/* Events already in the ring buffer belong to the capture. */
 	ls_bpf_poll(r.bpf, 0);
@@ -775,6 +892,7 @@ int cmd_record(int argc, char **argv)
 		child_done = true;
 		ls_bpf_poll(r.bpf, 0);
 	}
+	__u64 stop_ts = ls_now_ns(); /* tracing ends; stacks and symbols follow */
 	write_drops(&r);
 	write_stacks(&r, symbolize);
 	unsigned long long stack_errs = ls_bpf_stack_errors(r.bpf);
@@ -794,7 +912,7 @@ int cmd_record(int argc, char **argv)
 	st.h.size = sizeof(st);
 	st.h.ts = now;
 	st.start_ts = r.start_ts;
-	st.end_ts = now;
+	st.end_ts = stop_ts;
 	st.events = r.events;
 	st.ringbuf_drops = drops;
 	st.writer_stalls = ws.stalls;
@@ -807,7 +925,11 @@ int cmd_record(int argc, char **argv)
 		ls_err("record", "writing %s: %s", path, strerror(-e));
 		goto out;
 	}
-	print_summary(&r, path, now - r.start_ts, &ws, drops, (int)level);
+	print_summary(&r, path, stop_ts - r.start_ts, &ws, drops, (int)level);
+	if (!track_all)
+		fprintf(stderr, "  HTTP requests read by tracked processes: %llu%s\n",
+			(unsigned long long)r.request_heads,
+			r.request_heads ? "" : " (see latsplit report for why)");
 	rc = 0;
 	if (child_done && WIFEXITED(child_status) && WEXITSTATUS(child_status) == 127)
 		ls_err("record", "the command could not be started (exit 127)");
@@ -820,5 +942,6 @@ out:
 	ls_bpf_stop(r.bpf);
 	ls_sym_free(r.sym);
 	free(r.uses);
+	free(r.known);
 	return rc;
 }

@@ -79,7 +79,15 @@ static void print_json(FILE *out, const struct ls_request *r, const struct ls_sp
 	fprintf(out, "},\"sub\":{");
 	for (int k = 0; k < LS_S_N; k++)
 		json_u64(out, ls_sub_name(k), s.sub[k], k + 1 < LS_S_N);
-	fprintf(out, "},");
+	fprintf(out, "},\"unobserved\":[");
+	for (int k = 0, first = 1; k < LS_S_N; k++)
+		if (s.unobserved & 1u << k) {
+			fprintf(out, "%s\"%s\"", first ? "" : ",", ls_sub_name(k));
+			first = 0;
+		}
+	if (s.unobserved & LS_UNOBSERVED_HOST)
+		fprintf(out, "%s\"host\"", s.unobserved & ~LS_UNOBSERVED_HOST ? "," : "");
+	fprintf(out, "],");
 	json_u64(out, "max_gap_ns", r->tokens > 1 ? r->max_gap_ns : LS_NULL, true);
 	if (s.max_gap_cause)
 		fprintf(out, "\"max_gap_cause\":\"%s\",", s.max_gap_cause);
@@ -298,6 +306,28 @@ static int by_slowest(const void *a, const void *b, void *ctx)
 	return tx < ty ? 1 : tx > ty ? -1 : 0;
 }
 
+/* No whole request: say which case applies, so an empty report is never
+ * mistaken for an idle server. */
+static void explain_no_requests(const struct ls_corr_stats *cst, const struct ls_file_hdr *h)
+{
+	if (!(h->sources & LS_SRC_SOCK_IO))
+		return; /* said above */
+	if (!cst->conns)
+		printf("  no TCP connection of a tracked process was seen: nothing was served on a "
+		       "tracked port while recording (check -p/--port, or record during load)\n");
+	else if (!cst->conns_http && cst->conns_opaque)
+		printf("  %llu connections carried no plaintext HTTP/1.1 (TLS, HTTP/2 or another "
+		       "protocol): latsplit rebuilds plaintext HTTP/1.1 only\n",
+		       (unsigned long long)cst->conns_opaque);
+	else if (!cst->conns_http)
+		printf("  %llu connections seen, but no HTTP request was read on them by a tracked "
+		       "process\n",
+		       (unsigned long long)cst->conns);
+	else if (cst->requests_partial)
+		printf("  every request seen began before the capture (partial, no split): record "
+		       "longer, or while requests keep arriving\n");
+}
+
 static void print_text(const char *path, struct ls_reader *rd, struct ls_analysis *rs,
 		       const struct ls_corr_stats *cst, const struct ls_timeline *tl, size_t top,
 		       bool ttft, __u64 drops, __u64 span_ns)
@@ -307,7 +337,7 @@ static void print_text(const char *path, struct ls_reader *rd, struct ls_analysi
 	uint64_t *vals = calloc(rs->n ? rs->n : 1, sizeof(uint64_t));
 	size_t *ix = calloc(rs->n ? rs->n : 1, sizeof(size_t));
 	uint64_t total_sum = 0, ttft_sum = 0;
-	size_t outcomes[LS_REQ_INCOMPLETE + 1] = {0};
+	size_t outcomes[LS_REQ_NOUTCOMES] = {0};
 	size_t n_events = 0, n_inferred = 0;
 
 	ls_sources_str(h->sources, sources, sizeof(sources));
@@ -331,9 +361,13 @@ static void print_text(const char *path, struct ls_reader *rd, struct ls_analysi
 	       "outcomes:",
 	       rs->n, (unsigned long long)cst->conns_http, (unsigned long long)cst->conns_opaque,
 	       (unsigned long long)cst->http_sync_lost);
-	for (int o = 0; o <= LS_REQ_INCOMPLETE; o++)
+	for (int o = 0; o < LS_REQ_NOUTCOMES; o++)
 		if (outcomes[o])
 			printf(" %s %zu", ls_outcome_name(o), outcomes[o]);
+	if (cst->conns_adopted || cst->unseen_bytes)
+		printf("\n  %llu connections met mid-flight (established before the capture); "
+		       "%llu stream bytes moved unseen",
+		       (unsigned long long)cst->conns_adopted, (unsigned long long)cst->unseen_bytes);
 	printf("\n  engine: %zu joined by events, %zu inferred from the GPU timeline, %zu none; "
 	       "gpu: %s; scheduler: %s\n",
 	       n_events, n_inferred, rs->n - n_events - n_inferred, ls_timeline_gpu_source(tl),
@@ -355,6 +389,8 @@ static void print_text(const char *path, struct ls_reader *rd, struct ls_analysi
 	if (!(h->sources & LS_SRC_SOCK_IO))
 		printf("  no socket I/O in this capture (syscall tracepoints unavailable): requests "
 		       "cannot be reconstructed\n");
+	if (rs->n == outcomes[LS_REQ_PARTIAL])
+		explain_no_requests(cst, h);
 	if (!rs->n) {
 		free(vals);
 		free(ix);

@@ -209,13 +209,13 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		}
 		data[k] = '\0';
 		KV(",\"conn\":%llu,\"fd\":%u,\"dir\":\"%s\",\"call\":\"%s\",\"bytes\":%u,"
-		   "\"ts_enter\":%llu,\"blocked_ns\":%llu,\"cap_len\":%u,\"data\":\"%s\"",
-		   "conn=%llu fd=%u %s %s bytes=%u enter=-%lluns blocked=%lluns cap=%u \"%s\"",
+		   "\"ts_enter\":%llu,\"blocked_ns\":%llu,\"seq\":%u,\"cap_len\":%u,\"data\":\"%s\"",
+		   "conn=%llu fd=%u %s %s bytes=%u enter=-%lluns blocked=%lluns seq=%u cap=%u \"%s\"",
 		   (unsigned long long)e->conn_id, e->fd, e->dir == LS_IO_OUT ? "out" : "in",
 		   e->call < 8 ? calls[e->call] : "?", e->bytes,
 		   json ? (unsigned long long)e->ts_enter
 			: (unsigned long long)(rec->ts - e->ts_enter),
-		   (unsigned long long)e->blocked_ns, e->cap_len, data);
+		   (unsigned long long)e->blocked_ns, e->seq, e->cap_len, data);
 		break;
 	}
 	case LS_EV_SOCK_ACCEPT: {
@@ -223,6 +223,20 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		tuple_strs(&e->t, a, b, sizeof(a));
 		KV(",\"conn\":%llu,\"fd\":%u,\"local\":\"%s\",\"remote\":\"%s\"",
 		   "conn=%llu fd=%u %s <- %s", (unsigned long long)e->conn_id, e->fd, a, b);
+		break;
+	}
+	case LS_EV_CONN_ADOPT: {
+		const struct ls_ev_conn_adopt *e = (const void *)rec;
+		static const char *const vias[] = {"io", "accept", "tcp"};
+		tuple_strs(&e->t, a, b, sizeof(a));
+		KV(",\"conn\":%llu,\"local\":\"%s\",\"remote\":\"%s\",\"via\":\"%s\","
+		   "\"state\":\"%s\",\"fd\":%d,\"srtt_us\":%u,\"snd_una\":%u,\"write_seq\":%u,"
+		   "\"copied_seq\":%u,\"rcv_nxt\":%u",
+		   "conn=%llu %s <- %s via=%s %s fd=%d srtt=%uus snd_una=%u write_seq=%u "
+		   "copied_seq=%u rcv_nxt=%u",
+		   (unsigned long long)e->conn_id, a, b, e->via < 3 ? vias[e->via] : "?",
+		   ls_tcp_state_name(e->state), (int)e->fd, e->srtt_us, e->snd_una, e->write_seq,
+		   e->copied_seq, e->rcv_nxt);
 		break;
 	}
 	case LS_EV_SOCK_CLOSE: {
@@ -342,7 +356,9 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		   (unsigned long long)e->events, (unsigned long long)e->ringbuf_drops,
 		   (unsigned long long)e->writer_stalls, (unsigned long long)e->writer_stall_ns);
 		if (json)
-			fprintf(out, ",\"duration_ns\":%llu", (unsigned long long)dur);
+			fprintf(out, ",\"duration_ns\":%llu,\"start_ts\":%llu,\"end_ts\":%llu",
+				(unsigned long long)dur, (unsigned long long)e->start_ts,
+				(unsigned long long)e->end_ts);
 		else
 			fprintf(out, " duration=%.3fs", dur / 1e9);
 		break;

@@ -163,6 +163,49 @@ static bool plausible_start(const struct ls_http_parser *p, const uint8_t *s, si
 	return false;
 }
 
+/* Does `s` (n known bytes) begin with a whole request line (METHOD target
+ * HTTP/1.x) or status line (HTTP/1.x NNN)? The proof a resynchronising
+ * parser needs before it takes bytes for a message start: a body that
+ * merely begins with "GET " has no such line. */
+static bool provable_start(const struct ls_http_parser *p, const uint8_t *s, size_t n)
+{
+	const uint8_t *eol = memchr(s, '\n', n);
+	size_t ll;
+
+	if (!eol || !plausible_start(p, s, n))
+		return false;
+	ll = eol - s;
+	if (ll && s[ll - 1] == '\r')
+		ll--;
+	if (p->kind == LS_HTTP_RESPONSE)
+		return ll >= 12 && s[8] == ' ' && isdigit(s[7]) && isdigit(s[9]) && isdigit(s[10]) &&
+		       isdigit(s[11]) && (ll == 12 || s[12] == ' ');
+	/* METHOD SP target SP HTTP/1.x, the target without spaces or controls */
+	const uint8_t *sp1 = memchr(s, ' ', ll), *sp2;
+	if (!sp1 || ll < 10 || memcmp(s + ll - 9, " HTTP/1.", 8) || !isdigit(s[ll - 1]))
+		return false;
+	sp2 = s + ll - 9;
+	if (sp2 <= sp1 + 1)
+		return false;
+	for (const uint8_t *c = sp1 + 1; c < sp2; c++)
+		if (*c <= ' ' || *c >= 0x7f)
+			return false;
+	return true;
+}
+
+bool ls_http_starts_message(enum ls_http_kind kind, const uint8_t *s, size_t n)
+{
+	struct ls_http_parser p = {.kind = kind};
+
+	return provable_start(&p, s, n);
+}
+
+void ls_http_resync(struct ls_http_parser *p)
+{
+	p->st = LS_HTTP_ST_LOST;
+	p->head_len = 0;
+}
+
 static void copy_value(char *dst, size_t cap, const char *v, size_t n)
 {
 	size_t k = 0;
@@ -520,8 +563,9 @@ void ls_http_feed(struct ls_http_parser *p, const uint8_t *data, size_t known, s
 		known = total;
 	p->bytes += total;
 	if (p->st == LS_HTTP_ST_LOST) {
-		/* Resynchronise where a chunk of I/O starts a new message. */
-		if (!known || !plausible_start(p, data, known)) {
+		/* Resynchronise where a chunk of I/O starts with a whole start
+		 * line: never in the middle of a body. */
+		if (!known || !provable_start(p, data, known)) {
 			p->pos += total;
 			return;
 		}

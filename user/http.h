@@ -92,6 +92,12 @@ void ls_http_feed(struct ls_http_parser *p, const uint8_t *data, size_t known, s
 /* The stream ended: completes a body read until close. Returns true when a
  * message was left incomplete. */
 bool ls_http_eof(struct ls_http_parser *p);
+/* The stream is joined mid-way (a connection met after it began, or bytes
+ * that were never seen): skip to the next I/O that starts with a whole
+ * request or status line. Not counted as a loss. */
+void ls_http_resync(struct ls_http_parser *p);
+/* Do the n known bytes begin with a whole request line (or status line)? */
+bool ls_http_starts_message(enum ls_http_kind kind, const uint8_t *s, size_t n);
 /* Tells a response parser that one more request was a HEAD (no body). */
 void ls_http_expect_head(struct ls_http_parser *p);
 bool ls_http_in_message(const struct ls_http_parser *p);

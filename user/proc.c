@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "redact.h"
 
 static ssize_t read_file(const char *path, char *buf, size_t cap)
 {
@@ -100,6 +101,7 @@ int ls_proc_info(pid_t pid, __u64 ts, void *buf)
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
 	n = read_file(path, (char *)(rec + 1), LS_PROC_INFO_MAX - sizeof(*rec));
 	rec->cmdline_len = n > 0 ? n : 0;
+	ls_redact_args((char *)(rec + 1), rec->cmdline_len);
 	rec->h.size = sizeof(*rec) + rec->cmdline_len;
 	return rec->h.size;
 }

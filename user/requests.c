@@ -8,7 +8,15 @@
  * Rules, applied in finish_conn():
  * - T_start: first request on a connection: ESTABLISHED - srtt (the SYN
  *   arrived about one round trip before the handshake completed); later
- *   requests: arrival of their first byte.
+ *   requests, and every request of a connection adopted mid-flight (no
+ *   handshake seen): arrival of their first byte.
+ * - Adopted connections (conn_adopt): stream offsets are anchored at the
+ *   socket's read/write positions when met; both parsers skip to the next
+ *   whole start line. A request with bytes that arrived before that, or a
+ *   response whose request was never read, is partial: no split.
+ * - Every socket I/O carries the sequence number of its first byte; bytes
+ *   between it and the parser's position were moved unseen (a read in flight
+ *   when the capture began, a dropped record) and are fed as a gap.
  * - T_in: when the last request byte was in order in the receive queue
  *   (tcp_probe at segment arrival; bytes that came with the handshake's ACK
  *   count as arrived at ESTABLISHED).
@@ -60,6 +68,10 @@ struct conn {
 	bool have_tuple;
 	struct ls_tuple tuple;
 	bool have_seq;
+	bool adopted;       /* met mid-flight: no handshake seen */
+	size_t tx_inflight; /* adopted: the response in flight when met (index + 1) */
+	bool tx_synced;     /* a response head has been seen */
+	uint64_t pre_bytes; /* adopted: request bytes already queued when met */
 	uint64_t est_ts;
 	uint32_t est_srtt;
 	uint32_t irs1, iss1; /* first sequence numbers of each direction's data */
@@ -101,8 +113,10 @@ struct synack {
 };
 
 struct ls_corr {
-	struct conn **conns; /* by conn_id (BPF assigns them densely from 1) */
-	size_t nconns;
+	/* open connections by conn_id: a hash table, since ids come from the
+	 * file and a crafted one must not size an array */
+	struct conn **conns;
+	size_t cap, live;
 	struct synack *synacks;
 	size_t nsynacks, capsynacks;
 	uint64_t next_req_id;
@@ -134,9 +148,9 @@ static void add_blocked(struct ls_request *r, uint64_t end, uint64_t ns, bool be
 
 const char *ls_outcome_name(enum ls_outcome o)
 {
-	static const char *const names[] = {"ok",      "unacked", "no_response",
-					    "aborted", "reset",   "incomplete"};
-	return o <= LS_REQ_INCOMPLETE ? names[o] : "?";
+	static const char *const names[] = {"ok",    "unacked",    "no_response", "aborted",
+					    "reset", "incomplete", "partial"};
+	return o < LS_REQ_NOUTCOMES ? names[o] : "?";
 }
 
 struct ls_corr *ls_corr_new(void (*emit)(void *ctx, const struct ls_request *r), void *ctx)
@@ -186,33 +200,80 @@ static uint64_t time_past(const struct points *p, uint64_t off)
 	return lo < p->n ? p->v[lo].ts : 0;
 }
 
+static size_t conn_slot(const struct ls_corr *c, uint64_t id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & (c->cap - 1);
+}
+
+static struct conn **conn_find(struct ls_corr *c, uint64_t id)
+{
+	size_t h;
+
+	if (!c->cap)
+		return NULL;
+	for (h = conn_slot(c, id); c->conns[h]; h = (h + 1) & (c->cap - 1))
+		if (c->conns[h]->id == id)
+			return &c->conns[h];
+	return &c->conns[h];
+}
+
+static void conn_table_grow(struct ls_corr *c)
+{
+	struct conn **old = c->conns;
+	size_t oldcap = c->cap;
+
+	c->cap = oldcap ? oldcap * 2 : 64;
+	c->conns = calloc(c->cap, sizeof(*c->conns));
+	if (!c->conns)
+		abort();
+	for (size_t i = 0; i < oldcap; i++)
+		if (old[i])
+			*conn_find(c, old[i]->id) = old[i];
+	free(old);
+}
+
+/* Removes cn, shifting later entries of its probe run back (no tombstones). */
+static void conn_remove(struct ls_corr *c, struct conn *cn)
+{
+	size_t i = conn_find(c, cn->id) - c->conns, j = i, mask = c->cap - 1;
+
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!c->conns[j])
+			break;
+		size_t k = conn_slot(c, c->conns[j]->id);
+		/* move j back to i unless its home lies cyclically in (i, j] */
+		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+			c->conns[i] = c->conns[j];
+			i = j;
+		}
+	}
+	c->conns[i] = NULL;
+	c->live--;
+}
+
 static struct conn *conn_get(struct ls_corr *c, uint64_t id)
 {
-	struct conn *cn;
+	struct conn **slot, *cn;
 
-	if (!id || id > (1ull << 32))
+	if (!id)
 		return NULL;
-	if (id >= c->nconns) {
-		size_t n = c->nconns ? c->nconns : 64;
-		while (n <= id)
-			n *= 2;
-		struct conn **v = realloc(c->conns, n * sizeof(*v));
-		if (!v)
-			abort();
-		memset(v + c->nconns, 0, (n - c->nconns) * sizeof(*v));
-		c->conns = v;
-		c->nconns = n;
+	slot = conn_find(c, id);
+	if (slot && *slot)
+		return *slot;
+	if ((c->live + 1) * 2 > c->cap) {
+		conn_table_grow(c);
+		slot = conn_find(c, id);
 	}
-	if (!c->conns[id]) {
-		cn = calloc(1, sizeof(*cn));
-		if (!cn)
-			abort();
-		cn->id = id;
-		cn->corr = c;
-		c->conns[id] = cn;
-		c->st.conns++;
-	}
-	return c->conns[id];
+	cn = calloc(1, sizeof(*cn));
+	if (!cn)
+		abort();
+	cn->id = id;
+	cn->corr = c;
+	*slot = cn;
+	c->live++;
+	c->st.conns++;
+	return cn;
 }
 
 static struct ls_request *new_request(struct conn *cn)
@@ -224,7 +285,7 @@ static struct ls_request *new_request(struct conn *cn)
 	r->id = ++cn->corr->next_req_id;
 	r->conn_id = cn->id;
 	r->pid = cn->pid;
-	r->first_on_conn = cn->nreqs == 0;
+	r->first_on_conn = cn->nreqs == 0 && !cn->adopted;
 	GROW(cn->reqs, cn->nreqs, cn->capreqs);
 	cn->reqs[cn->nreqs++] = r;
 	cn->http = true;
@@ -299,10 +360,13 @@ static void tx_begin(void *ctx)
 	} else {
 		r = new_request(cn);
 		r->first_on_conn = false;
+		r->partial = true;
 	}
 	for (size_t i = 0; i < cn->nreqs; i++)
 		if (cn->reqs[i] == r)
 			cn->tx_cur = i + 1, cn->next_resp = i + 1;
+	cn->tx_inflight = 0;
+	cn->tx_synced = true;
 	r->out_begin = cn->tx->msg_begin;
 	/* blocked time of the write that carries the head counts here */
 	if (!cn->io_blocked_taken) {
@@ -426,6 +490,35 @@ static void on_state(struct ls_corr *c, const struct ls_ev_tcp_state *e)
 	}
 }
 
+static void on_adopt(struct ls_corr *c, const struct ls_ev_conn_adopt *e)
+{
+	struct conn *cn = conn_get(c, e->conn_id);
+
+	if (!cn)
+		return;
+	cn->tuple = e->t;
+	cn->have_tuple = true;
+	if (cn->have_seq || cn->rx)
+		return;
+	c->st.conns_adopted++;
+	cn->have_seq = true;
+	/* Accepted: the streams start here. Else the app was mid-stream. */
+	cn->adopted = e->via != LS_ADOPT_ACCEPT;
+	cn->irs1 = e->copied_seq;
+	cn->iss1 = e->write_seq;
+	cn->acked = 0;
+	GROW(cn->srtt, cn->nsrtt, cn->capsrtt);
+	cn->srtt[cn->nsrtt++] = (struct srtt_sample){e->h.ts, e->srtt_us};
+	/* Bytes queued and not read yet arrived before this instant. */
+	cn->pre_bytes = (uint32_t)(e->rcv_nxt - e->copied_seq);
+	if (cn->pre_bytes > (1u << 30))
+		cn->pre_bytes = 0;
+	if (cn->pre_bytes) {
+		cn->frontier = cn->pre_bytes;
+		push_point(&cn->arrivals, e->h.ts, cn->frontier);
+	}
+}
+
 static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
 {
 	GROW(cn->srtt, cn->nsrtt, cn->capsrtt);
@@ -445,7 +538,7 @@ static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
 
 	/* Data that came with the handshake's ACK is processed before any
 	 * tcp_probe fires: it was there at ESTABLISHED. */
-	if (!cn->arrivals.n && b > cn->frontier && !cn->nooo) {
+	if (!cn->arrivals.n && b > cn->frontier && !cn->nooo && !cn->adopted) {
 		cn->frontier = b;
 		push_point(&cn->arrivals, cn->est_ts, b);
 	}
@@ -470,6 +563,60 @@ static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
 	}
 }
 
+static void ensure_parsers(struct conn *cn)
+{
+	if (cn->rx)
+		return;
+	cn->rx = malloc(sizeof(*cn->rx));
+	cn->tx = malloc(sizeof(*cn->tx));
+	if (!cn->rx || !cn->tx)
+		abort();
+	ls_http_init(cn->rx, LS_HTTP_REQUEST, &rx_cb, cn);
+	ls_http_init(cn->tx, LS_HTTP_RESPONSE, &tx_cb, cn);
+	if (cn->adopted) {
+		ls_http_resync(cn->rx);
+		ls_http_resync(cn->tx);
+	}
+}
+
+/* Bytes of this direction moved before e without a record: fed as a gap,
+ * so stream offsets stay sequence offsets. */
+static void feed_unseen(struct conn *cn, struct ls_http_parser *p, uint32_t base,
+			const struct ls_ev_sock_io *e)
+{
+	int32_t gap;
+
+	if (!cn->have_seq)
+		return;
+	gap = (int32_t)(e->seq - (base + (uint32_t)p->pos));
+	if (gap <= 0)
+		return;
+	cn->corr->st.unseen_bytes += (uint32_t)gap;
+	if (ls_http_in_message(p) || p->st == LS_HTTP_ST_START)
+		ls_http_feed(p, NULL, 0, (uint32_t)gap);
+	else
+		p->pos += (uint32_t)gap; /* already skipping to the next start line */
+}
+
+/* An adopted connection was mid-response when met: that response's request
+ * is shown as partial (its bytes and last write), never split. */
+static void note_inflight_response(struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	struct ls_request *r;
+
+	if (!cn->tx_inflight) {
+		if (cn->next_resp < cn->nreqs)
+			return; /* pipelined requests already read: cannot tell whose */
+		r = new_request(cn);
+		r->partial = true;
+		cn->tx_inflight = cn->nreqs;
+		cn->next_resp = cn->nreqs;
+	}
+	r = cn->reqs[cn->tx_inflight - 1];
+	r->t_out = e->h.ts;
+	r->out_end += e->bytes;
+}
+
 static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 {
 	const uint8_t *data = (const uint8_t *)(e + 1);
@@ -477,14 +624,9 @@ static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 
 	if (known > e->h.size - sizeof(*e))
 		known = e->h.size - sizeof(*e);
-	if (!cn->rx) {
-		cn->rx = malloc(sizeof(*cn->rx));
-		cn->tx = malloc(sizeof(*cn->tx));
-		if (!cn->rx || !cn->tx)
-			abort();
-		ls_http_init(cn->rx, LS_HTTP_REQUEST, &rx_cb, cn);
-		ls_http_init(cn->tx, LS_HTTP_RESPONSE, &tx_cb, cn);
-	}
+	ensure_parsers(cn);
+	feed_unseen(cn, e->dir == LS_IO_IN ? cn->rx : cn->tx,
+		    e->dir == LS_IO_IN ? cn->irs1 : cn->iss1, e);
 	cn->pid = e->h.pid;
 	cn->io_ts = e->h.ts;
 	cn->io_tid = e->h.tid;
@@ -505,7 +647,10 @@ static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 		add_blocked(r, e->h.ts, e->blocked_ns, !r->t_first);
 		cn->io_blocked_taken = true;
 	}
+	bool skipping = cn->adopted && !cn->tx_synced && cn->tx->st == LS_HTTP_ST_LOST;
 	ls_http_feed(cn->tx, data, known, e->bytes);
+	if (skipping && cn->tx->st == LS_HTTP_ST_LOST)
+		note_inflight_response(cn, e);
 }
 
 static void on_retrans(struct ls_corr *c, const struct ls_ev_tcp_retrans *e)
@@ -600,7 +745,13 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 		r->t_start = r->t_in ? r->t_in : r->t_read;
 	r->bytes_in = r->in_end > r->in_begin ? r->in_end - r->in_begin : 0;
 	r->bytes_out = r->out_end > r->out_begin ? r->out_end - r->out_begin : 0;
-	if (r->t_end)
+	/* Adopted mid-flight: a request whose first bytes were queued before
+	 * the capture met the connection began before it. */
+	if (cn->adopted && r->in_end > r->in_begin && r->in_begin < cn->pre_bytes)
+		r->partial = true;
+	if (r->partial)
+		r->outcome = LS_REQ_PARTIAL;
+	else if (r->t_end)
 		r->outcome = LS_REQ_OK;
 	else if (cn->reset)
 		r->outcome = LS_REQ_RESET;
@@ -637,6 +788,7 @@ static void finish_conn(struct ls_corr *c, struct conn *cn, bool capture_end)
 		c->st.conns_opaque++;
 	for (size_t i = 0; i < cn->nreqs; i++) {
 		c->st.requests++;
+		c->st.requests_partial += cn->reqs[i]->partial;
 		if (c->emit)
 			c->emit(c->ctx, cn->reqs[i]);
 		else
@@ -650,7 +802,7 @@ static void finish_conn(struct ls_corr *c, struct conn *cn, bool capture_end)
 	free(cn->rtx);
 	free(cn->rx);
 	free(cn->tx);
-	c->conns[cn->id] = NULL;
+	conn_remove(c, cn);
 	free(cn);
 }
 
@@ -686,6 +838,9 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec)
 		}
 		break;
 	}
+	case LS_EV_CONN_ADOPT:
+		on_adopt(c, (const void *)rec);
+		break;
 	case LS_EV_SOCK_IO:
 		cn = conn_get(c, ((const struct ls_ev_sock_io *)rec)->conn_id);
 		if (cn)
@@ -701,11 +856,28 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec)
 	}
 }
 
+static int conn_id_cmp(const void *a, const void *b)
+{
+	uint64_t x = (*(struct conn *const *)a)->id, y = (*(struct conn *const *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
 void ls_corr_finish(struct ls_corr *c)
 {
-	for (size_t i = 0; i < c->nconns; i++)
+	/* in conn_id order, as they were opened */
+	struct conn **left = malloc((c->live ? c->live : 1) * sizeof(*left));
+	size_t n = 0;
+
+	if (!left)
+		abort();
+	for (size_t i = 0; i < c->cap; i++)
 		if (c->conns[i])
-			finish_conn(c, c->conns[i], true);
+			left[n++] = c->conns[i];
+	qsort(left, n, sizeof(*left), conn_id_cmp);
+	for (size_t i = 0; i < n; i++)
+		finish_conn(c, left[i], true);
+	free(left);
 	for (size_t i = 0; i < c->nsynacks; i++)
 		c->st.retrans_unattributed += c->synacks[i].r.segs;
 	c->nsynacks = 0;

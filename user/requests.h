@@ -27,6 +27,8 @@ enum ls_outcome {
 	LS_REQ_ABORTED,     /* the client closed before the request or response completed */
 	LS_REQ_RESET,       /* the connection was reset before completion */
 	LS_REQ_INCOMPLETE,  /* the capture ended first */
+	LS_REQ_PARTIAL,     /* began before the capture: part of it was never seen, no split */
+	LS_REQ_NOUTCOMES,
 };
 
 struct ls_request {
@@ -43,6 +45,7 @@ struct ls_request {
 	enum ls_outcome outcome;
 	bool first_on_conn;
 	bool streaming;
+	bool partial; /* its start was before the capture (see LS_REQ_PARTIAL) */
 
 	/* marks, CLOCK_MONOTONIC ns; 0 = not observed */
 	uint64_t t_start, t_in, t_read, t_first, t_out, t_end;
@@ -70,8 +73,10 @@ struct ls_request {
 
 struct ls_corr_stats {
 	uint64_t conns, conns_http, conns_opaque;
-	uint64_t requests;
+	uint64_t conns_adopted; /* met mid-flight: established before the capture */
+	uint64_t requests, requests_partial;
 	uint64_t http_sync_lost;
+	uint64_t unseen_bytes; /* stream bytes the app moved that no record showed */
 	uint64_t retrans_unattributed; /* on connections that carried no request */
 };
 

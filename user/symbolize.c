@@ -3,6 +3,7 @@
  * Symbolizer (see symbolize.h). Files are read with libelf.
  */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
@@ -132,14 +133,25 @@ static void load_kallsyms(struct ls_symbolizer *s)
 		qsort(s->ksyms, s->nk, sizeof(*s->ksyms), sym_cmp);
 }
 
-/* An ELF file opened for reading (*fd set), or NULL. */
+/* An ELF file opened for reading (*fd set), or NULL. Paths may come from a
+ * capture (mapping records), so only a regular file is ever opened: stat
+ * first (opening a device can act on it, a FIFO blocks), then open without
+ * blocking and check that the same regular file was opened. */
 static Elf *elf_open(const char *path, int *fd)
 {
+	struct stat before, after;
 	Elf *e;
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (stat(path, &before) || !S_ISREG(before.st_mode))
+		return NULL;
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (*fd < 0)
 		return NULL;
+	if (fstat(*fd, &after) || !S_ISREG(after.st_mode) || after.st_ino != before.st_ino ||
+	    after.st_dev != before.st_dev) {
+		close(*fd);
+		return NULL;
+	}
 	e = elf_begin(*fd, ELF_C_READ, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		if (e)

@@ -17,7 +17,7 @@
 #include <linux/types.h>
 #endif
 
-#define LS_ABI_VERSION 3
+#define LS_ABI_VERSION 4
 
 #define LS_COMM_LEN 16
 #define LS_FILENAME_LEN 128
@@ -43,6 +43,7 @@ enum ls_type {
 	LS_EV_GPU_LAUNCH = 17,
 	LS_EV_GPU_STATS = 18,
 	LS_EV_SAMPLE = 19,
+	LS_EV_CONN_ADOPT = 20,
 	LS_EV_KERNEL_MAX,
 
 	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
@@ -219,6 +220,11 @@ struct ls_ev_sock_io {
 	__u16 call;    /* enum ls_io_call */
 	__u16 cap_len; /* payload bytes that follow */
 	__u16 pad;
+	/* TCP sequence number of the first byte moved (copied_seq or write_seq
+	 * at exit, minus bytes; ABI 4): bytes this capture never saw (a read in
+	 * flight when recording began, a dropped record) show as a gap. */
+	__u32 seq;
+	__u32 pad2;
 	/* __u8 data[cap_len]; */
 };
 
@@ -230,6 +236,30 @@ struct ls_ev_sock_accept {
 	struct ls_tuple t;
 	__u32 fd;
 	__u32 pad;
+};
+
+/*
+ * A connection met mid-flight (ABI 4): a tracked process did I/O on, or
+ * accepted, a TCP socket whose handshake the capture did not see, or a
+ * segment arrived on a socket of a tracked port. The sequence anchors say
+ * where the app's streams stand: copied_seq is the next byte it will read,
+ * write_seq the next byte it will write.
+ */
+enum ls_adopt_via { LS_ADOPT_IO = 0, LS_ADOPT_ACCEPT = 1, LS_ADOPT_TCP = 2 };
+
+struct ls_ev_conn_adopt {
+	struct ls_hdr h;
+	__u64 conn_id;
+	__u64 skaddr;
+	struct ls_tuple t;
+	__u32 via;   /* enum ls_adopt_via */
+	__u32 state; /* TCP state */
+	__u32 srtt_us;
+	__u32 snd_una;
+	__u32 write_seq;
+	__u32 copied_seq;
+	__u32 rcv_nxt;
+	__u32 fd; /* ~0: met in softirq (LS_ADOPT_TCP) */
 };
 
 /* close(fd) of a tracked connection by the app. */

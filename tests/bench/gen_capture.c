@@ -34,7 +34,7 @@ static void hdr(struct ls_hdr *h, __u16 type, __u16 size, __u64 ts, __u32 pid, _
 	h->tid = tid;
 }
 
-static void io(__u64 ts, __u64 conn, __u16 dir, const char *data, __u32 bytes)
+static void io(__u64 ts, __u64 conn, __u16 dir, const char *data, __u32 bytes, __u32 seq)
 {
 	_Alignas(8) unsigned char buf[sizeof(struct ls_ev_sock_io) + 1024];
 	struct ls_ev_sock_io *e = (void *)buf;
@@ -50,6 +50,7 @@ static void io(__u64 ts, __u64 conn, __u16 dir, const char *data, __u32 bytes)
 	e->dir = dir;
 	e->call = dir ? LS_IO_SENDTO : LS_IO_RECVFROM;
 	e->cap_len = n;
+	e->seq = seq;
 	memcpy(e + 1, data, n);
 	put(e);
 }
@@ -114,7 +115,7 @@ int main(int argc, char **argv)
 		t += 50000;
 		probe(t, c, 1000 + rx[c - 1], n, 5000 + tx[c - 1]);
 		rx[c - 1] += n;
-		io(t + 20000, c, LS_IO_IN, req, 0);
+		io(t + 20000, c, LS_IO_IN, req, 0, 1000 + rx[c - 1] - n);
 		struct ls_ev_engine e = {0};
 		hdr(&e.h, LS_EV_ENGINE, sizeof(e), t + 25000, 1000, 1001);
 		e.req_id = r;
@@ -127,7 +128,7 @@ int main(int argc, char **argv)
 		put(&e);
 		const char *head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
 				   "Transfer-Encoding: chunked\r\n\r\n";
-		io(t + 30000, c, LS_IO_OUT, head, 0);
+		io(t + 30000, c, LS_IO_OUT, head, 0, 5000 + tx[c - 1]);
 		tx[c - 1] += strlen(head);
 		__u64 tt = t + 400000;
 		for (int k = 0; k < tokens; k++) {
@@ -148,12 +149,12 @@ int main(int argc, char **argv)
 			int dl = snprintf(data, sizeof(data), "data: {\"choices\":[{\"text\":\"tok%d\"}]}\n\n", k);
 			int m = snprintf(ev, sizeof(ev), "%x\r\n%s\r\n", dl, data);
 			tt += 2000000;
-			io(tt, c, LS_IO_OUT, ev, m);
+			io(tt, c, LS_IO_OUT, ev, m, 5000 + tx[c - 1]);
 			tx[c - 1] += m;
 			probe(tt + 100000, c, 1000 + rx[c - 1], 0, 5000 + tx[c - 1]);
 		}
 		const char *end = "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n";
-		io(tt + 10000, c, LS_IO_OUT, end, 0);
+		io(tt + 10000, c, LS_IO_OUT, end, 0, 5000 + tx[c - 1]);
 		tx[c - 1] += strlen(end);
 		probe(tt + 150000, c, 1000 + rx[c - 1], 0, 5000 + tx[c - 1]);
 		t += 550000; /* a new request every 600 us: ~20 in flight, one per connection */

@@ -3,7 +3,9 @@
  * libFuzzer target for the HTTP parser: the input is split into pieces at
  * offsets taken from its first bytes, each piece with a known prefix and an
  * unknown rest, fed to a request and a response parser. The parser must not
- * crash, and must never report an end without a head.
+ * crash, and must never report an end without a head. With the first byte's
+ * top bit set both start resynchronising, as on a connection joined
+ * mid-stream (seeds mid-*).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,6 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsigned k = 0;
 
 		ls_http_init(&p, kind, &cb, &c);
+		if (size && data[0] & 0x80)
+			ls_http_resync(&p);
 		if (kind)
 			ls_http_expect_head(&p);
 		while (at < size) {

@@ -17,7 +17,10 @@
  * So in the served window [2, 14]: host 1 + 3 + 2 = 6 ms over two samples
  * taken at host instants (3 ms each), compute 2 ms, other 4 ms, all of it
  * overlapping wait_fn's blocked span.
- * Usage: flame-capture FILE
+ * Usage: flame-capture FILE [--mapping PATH]
+ * With --mapping, no symbol records: one mapping record of process 100 names
+ * PATH as the file behind every address, so flame opens it to symbolize (a
+ * hostile capture can name a FIFO or a device there).
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,7 +33,7 @@
 #define B 1000000000ull
 
 static struct ls_writer *w;
-static size_t tx; /* response bytes written */
+static size_t tx, rx; /* response bytes written, request bytes read */
 
 static void hdr(struct ls_hdr *h, __u16 type, __u16 size, __u64 ts, __u32 tid)
 {
@@ -55,10 +58,13 @@ static void io(__u64 ts, __u16 dir, const char *data)
 	e->dir = dir;
 	e->call = dir ? LS_IO_SENDTO : LS_IO_RECVFROM;
 	e->cap_len = n;
+	e->seq = dir == LS_IO_OUT ? 5000 + tx : 1000 + rx; /* the anchors of main's tcp_state */
 	memcpy(e + 1, data, n);
 	ls_writer_append(w, &e->h);
 	if (dir == LS_IO_OUT)
 		tx += n;
+	else
+		rx += n;
 }
 
 /* The request's bytes arriving (seq) or the response's being acked (ack). */
@@ -121,8 +127,10 @@ int main(int argc, char **argv)
 					 "wait_fn", "gpu_wait_fn", "launch_fn"};
 	struct ls_file_hdr fh;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: flame-capture FILE\n");
+	const char *mapping = argc == 4 && !strcmp(argv[2], "--mapping") ? argv[3] : NULL;
+
+	if (argc != 2 && !mapping) {
+		fprintf(stderr, "usage: flame-capture FILE [--mapping PATH]\n");
 		return 2;
 	}
 	unlink(argv[1]);
@@ -199,6 +207,8 @@ int main(int argc, char **argv)
 		memcpy(s + 1, &ip, 8);
 		ls_writer_append(w, &s->h);
 
+		if (mapping)
+			continue;
 		_Alignas(8) unsigned char ybuf[sizeof(struct ls_rec_sym) + 32];
 		struct ls_rec_sym *y = (void *)ybuf;
 		size_t nl = strlen(fn[id]) + 1;
@@ -208,6 +218,19 @@ int main(int argc, char **argv)
 		y->name_len = nl;
 		memcpy(y + 1, fn[id], nl);
 		ls_writer_append(w, &y->h);
+	}
+	if (mapping) {
+		_Alignas(8) unsigned char mbuf[sizeof(struct ls_rec_mapping) + 4096];
+		struct ls_rec_mapping *m = (void *)mbuf;
+		size_t n = strnlen(mapping, 4095) + 1;
+
+		memset(m, 0, sizeof(*m));
+		hdr(&m->h, LS_REC_MAPPING, sizeof(*m) + n, B + 20 * MS, 100);
+		m->start = 0;
+		m->end = 0x10000;
+		m->path_len = n;
+		memcpy(m + 1, mapping, n);
+		ls_writer_append(w, &m->h);
 	}
 	struct ls_writer_stats ws;
 	ls_writer_close(w, NULL, &ws);

@@ -108,7 +108,14 @@ bad = [k for k in KEYS if abs(o[k] - p[k]) > max(1000, 0.01 * p[k])]
 ok = not bad and p["do_nanosleep"] > 1e6
 desc = ", ".join(f"{k} {o[k] / 1000:.3f} vs {p[k] / 1000:.3f} ms" for k in KEYS)
 print(("PASS" if ok else "FAIL") + f" peers.offcputime: off-CPU under {desc} (latsplit vs offcputime)")
+if not ok:  # what the peer saw, for the next person to read
+    txt = open(sys.argv[1]).read()
+    print(f"  offcputime: {len(txt)} bytes, {txt.count('- runq-load')} runq-load stacks, "
+          f"{txt.count('do_nanosleep')} do_nanosleep frames; first runq-load stack:")
+    i = txt.find("- runq-load")
+    print("   " + txt[max(0, txt.rfind(chr(10) + chr(10), 0, i)):i + 40].replace(chr(10), " | ")[:600])
 PY
+[[ -s $T/offcputime.err ]] && sed 's/^/  offcputime stderr: /' "$T/offcputime.err" | head -5
 }
 
 check_runqlat

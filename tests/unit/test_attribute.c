@@ -244,8 +244,16 @@ static void test_missing_sources_are_null(void **state)
 	assert_int_equal(s.comp[LS_C_TRANSFER], LS_NULL);
 	assert_int_equal(s.comp[LS_C_HOST], LS_NULL);
 	assert_int_equal(s.sub[LS_S_Q_ENGINE], LS_NULL);
-	assert_int_equal(s.comp[LS_C_QUEUEING], LS_NULL);
+	assert_int_equal(s.sub[LS_S_Q_CPU], LS_NULL);
+	/* a component is the sum of its observed parts (DESIGN §6) */
+	assert_int_equal(s.comp[LS_C_QUEUEING], s.sub[LS_S_Q_SOCKET]);
+	assert_int_equal(s.sub[LS_S_Q_SOCKET], 1 * MS);
 	assert_int_not_equal(s.comp[LS_C_NETWORK], LS_NULL);
+	assert_int_equal(comp_sum(s.comp), s.total);
+	assert_true(s.unobserved & (1u << LS_S_Q_ENGINE));
+	assert_true(s.unobserved & (1u << LS_S_COMPUTE_KERNEL));
+	assert_true(s.unobserved & LS_UNOBSERVED_HOST);
+	assert_false(s.unobserved & (1u << LS_S_Q_SOCKET));
 	assert_string_equal(s.engine_source, "none");
 	assert_string_equal(s.gpu_source, "none");
 	ls_timeline_free(tl);
@@ -357,14 +365,16 @@ static void test_aborted(void **state)
 	ls_timeline_free(tl);
 }
 
-/* Property: random streams, every request sums exactly. */
+/* Property: random streams with random sources missing, every request sums
+ * exactly: parts, and the non-null components, to the total and TTFT. */
 static void test_property_sums(void **state)
 {
 	unsigned seed = 42;
 
 	(void)state;
 	for (int round = 0; round < 300; round++) {
-		struct ls_timeline *tl = group_timeline();
+		bool no_sched = rand_r(&seed) % 3 == 0, no_gpu = rand_r(&seed) % 3 == 0;
+		struct ls_timeline *tl = no_sched ? ls_timeline_new(false) : group_timeline();
 		struct ls_request r[8];
 		struct ls_engine_join j[8];
 		uint64_t blocked[8][4][2];
@@ -373,6 +383,10 @@ static void test_property_sums(void **state)
 		for (int i = 0; i < 40; i++) {
 			uint64_t b = rand_r(&seed) % (100 * MS), len = rand_r(&seed) % (5 * MS);
 			int what = rand_r(&seed) % 4;
+			if (what < 2 && no_gpu)
+				continue;
+			if (what >= 2 && no_sched)
+				continue;
 			if (what == 0)
 				gpu(tl, LS_GPU_KERNEL, 0, b, b + len);
 			else if (what == 1)
@@ -406,15 +420,12 @@ static void test_property_sums(void **state)
 			ls_attribute(&r[i], tl, &j[i], &s);
 			if (s.total != LS_NULL) {
 				assert_int_equal(parts_sum(s.sub, s.comp), s.total);
-				/* with every source present, the components too */
-				bool all = true;
-				for (int c = 0; c < LS_C_N; c++)
-					all &= s.comp[c] != LS_NULL;
-				if (all)
-					assert_int_equal(comp_sum(s.comp), s.total);
+				assert_int_equal(comp_sum(s.comp), s.total);
 			}
-			if (s.ttft != LS_NULL)
+			if (s.ttft != LS_NULL) {
 				assert_int_equal(parts_sum(s.ttft_sub, s.ttft_comp), s.ttft);
+				assert_int_equal(comp_sum(s.ttft_comp), s.ttft);
+			}
 		}
 		ls_timeline_free(tl);
 	}

@@ -320,6 +320,47 @@ static void test_sse_events_beyond_capture(void **state)
 	assert_string_equal(l.s, "H200 sse chunked|B|E|E|E|D|END|");
 }
 
+/* Joining a stream mid-way (a connection adopted after it began): bodies
+ * that look like message starts are skipped; only a whole request or status
+ * line resynchronises. Fails on a parser that resyncs on "GET " alone. */
+static void test_resync_mid_stream(void **state)
+{
+	struct ls_http_parser p;
+	struct log l = {0};
+	static const char *const body_pieces[] = {
+		"GET me a summary of this text, please",   /* a prompt starting with a method */
+		"POST /x is not a request line\n",         /* no HTTP version */
+		"HTTP/1.1 is a protocol\n",                /* a response-looking body line */
+		"}, \"stream\": true}",
+	};
+	const char *req = "POST /v1/completions HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}";
+
+	(void)state;
+	ls_http_init(&p, LS_HTTP_REQUEST, &cb, &l);
+	ls_http_resync(&p);
+	for (size_t i = 0; i < sizeof(body_pieces) / sizeof(body_pieces[0]); i++)
+		ls_http_feed(&p, (const uint8_t *)body_pieces[i], strlen(body_pieces[i]),
+			     strlen(body_pieces[i]));
+	assert_string_equal(l.s, "");
+	ls_http_feed(&p, (const uint8_t *)req, strlen(req), strlen(req));
+	assert_string_equal(l.s, "HPOST /v1/completions|B|END|");
+	assert_int_equal(p.lost_count, 0);
+
+	/* a response joined mid-SSE: chunks skipped, the next status line syncs */
+	memset(&l, 0, sizeof(l));
+	ls_http_init(&p, LS_HTTP_RESPONSE, &cb, &l);
+	ls_http_resync(&p);
+	const char *sse[] = {"1a\r\ndata: {\"text\": \"HTTP/1.1 \"}\n\n\r\n",
+			     "HTTP/1.1 200", /* a start line cut before its end: not proof */
+			     "0\r\n\r\n",
+			     "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"};
+	for (size_t i = 0; i < 4; i++)
+		ls_http_feed(&p, (const uint8_t *)sse[i], strlen(sse[i]), strlen(sse[i]));
+	assert_string_equal(l.s, "H200|B|END|");
+	assert_true(ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)"GET / HTTP/1.1\r\n", 16));
+	assert_false(ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)"GET a b HTTP/1.1\r\n", 18));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_oversized_head),
 		cmocka_unit_test(test_gaps),
 		cmocka_unit_test(test_sse_events_beyond_capture),
+		cmocka_unit_test(test_resync_mid_stream),
 	};
 	return cmocka_run_group_tests_name("http", tests, NULL, NULL);
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Credentials never reach a capture (DESIGN.md §5): planted values in the
+# Authorization, Cookie, X-Api-Key and Api-Key request headers, an
+# environment assignment on record's own command line, and a --api-key flag
+# of a tracked process must be absent from the decompressed capture
+# (rawcap.py, below any latsplit output), while the header lines themselves
+# are still there (redacted, so the test sees the path it guards) and the
+# requests are still rebuilt.
+source "$(dirname "$0")/lib.sh"
+require_root secrets.capture
+PORT=18391
+start_recording "$T/cap.data" "$T/ready" -- env OPENAI_API_KEY=sk-PLANTEDENV0001 sh -c "
+  python3 -c 'import time; time.sleep(4)' --api-key PLANTEDFLAG0002 &
+  exec '$ENGINE' --port $PORT --bind 127.0.0.1 --ready-file '$T/ready'" ||
+  { fail "secrets.setup: engine did not start"; exit 0; }
+for i in 1 2 3; do
+  curl -s -o /dev/null -H "Authorization: Bearer sk-PLANTEDBEARER0003" \
+    -H "Cookie: session=PLANTEDCOOKIE0004" -H "X-Api-Key: PLANTEDXKEY0005" \
+    -H "api-key: PLANTEDAZURE0006" -H "X-Request-Id: sec-$i" \
+    -d '{"prompt": "hello", "max_tokens": 2}' "http://127.0.0.1:$PORT/v1/completions"
+done
+stop_recording 0.5
+python3 "$ROOT/tests/integration/rawcap.py" "$T/cap.data" >"$T/raw"
+leaks=$(grep -ao 'PLANTED[A-Z]*[0-9]*' "$T/raw" | sort | uniq -c | tr '\n' ' ')
+heads=$(grep -aoi -E '^(authorization|cookie|x-api-key|api-key): \*+' "$T/raw" | wc -l)
+"$LS" report --json "$T/cap.data" >"$T/r.jsonl"
+found=$(grep -c '"x_request_id":"sec-' "$T/r.jsonl")
+check "secrets.capture: planted credentials in the raw capture: ${leaks:-none}; redacted header lines: $heads; requests rebuilt: $found of 3" \
+  [ -z "$leaks" -a "$heads" -ge 12 -a "$found" -eq 3 ]

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Request correlator on hand-built records: connection ids read from a file
+ * are untrusted (a crafted 0xF0000000 once sized an array by it and
+ * aborted); connections met mid-flight (conn_adopt) start parsing at the next
+ * whole start line, show the response in flight as partial, and feed bytes
+ * that no record showed as a gap.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "requests.h"
+
+struct seen {
+	int n, partial, ok;
+	char paths[8][256];
+};
+
+static void on_req(void *ctx, const struct ls_request *r)
+{
+	struct seen *s = ctx;
+
+	if (s->n < 8)
+		snprintf(s->paths[s->n], sizeof(s->paths[0]), "%s", r->path);
+	s->n++;
+	s->partial += r->outcome == LS_REQ_PARTIAL;
+	s->ok += r->outcome == LS_REQ_OK;
+}
+
+static uint64_t now = 1000000;
+
+static void io(struct ls_corr *c, uint64_t conn, int dir, uint32_t seq, const char *data)
+{
+	_Alignas(8) unsigned char buf[sizeof(struct ls_ev_sock_io) + 512];
+	struct ls_ev_sock_io *e = (void *)buf;
+	size_t n = strlen(data);
+
+	memset(buf, 0, sizeof(buf));
+	e->h.type = LS_EV_SOCK_IO;
+	e->h.size = sizeof(*e) + ((n + 7) & ~7ul);
+	e->h.ts = now += 1000;
+	e->h.pid = e->h.tid = 42;
+	e->conn_id = conn;
+	e->bytes = n;
+	e->cap_len = n;
+	e->dir = dir;
+	e->seq = seq;
+	memcpy(e + 1, data, n);
+	ls_corr_add(c, &e->h);
+}
+
+static void destroy(struct ls_corr *c, uint64_t conn)
+{
+	struct ls_ev_tcp_destroy d = {.h = {.type = LS_EV_TCP_DESTROY, .size = sizeof(d)}};
+
+	d.h.ts = now += 1000;
+	d.conn_id = conn;
+	ls_corr_add(c, &d.h);
+}
+
+static void test_untrusted_conn_ids(void **state)
+{
+	static const uint64_t ids[] = {0xF0000000ull, 0x30000000ull, UINT64_MAX, 1, 1ull << 40};
+	struct seen s = {0};
+	struct ls_corr *c = ls_corr_new(on_req, &s);
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++) {
+		io(c, ids[i], LS_IO_IN, 0, "GET /x HTTP/1.1\r\n\r\n");
+		io(c, ids[i], LS_IO_OUT, 0, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	}
+	destroy(c, 0x30000000ull);
+	ls_corr_free(c);
+	assert_int_equal(s.n, 5);
+}
+
+static void test_adopted_mid_stream(void **state)
+{
+	struct seen s = {0};
+	struct ls_corr *c = ls_corr_new(on_req, &s);
+	struct ls_ev_conn_adopt a = {.h = {.type = LS_EV_CONN_ADOPT, .size = sizeof(a)}};
+	const char *req = "POST /v1/completions HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}";
+	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	uint32_t rx = 5000, tx = 9000;
+
+	(void)state;
+	a.h.ts = now;
+	a.conn_id = 7;
+	a.via = LS_ADOPT_TCP;
+	a.copied_seq = a.rcv_nxt = rx;
+	a.write_seq = a.snd_una = tx;
+	ls_corr_add(c, &a.h);
+	/* the tail of a streamed response in flight when the capture began */
+	io(c, 7, LS_IO_OUT, tx, "e\r\ndata: [DONE]\n\n\r\n");
+	tx += 19;
+	io(c, 7, LS_IO_OUT, tx, "0\r\n\r\n");
+	tx += 5;
+	/* a whole request and response */
+	io(c, 7, LS_IO_IN, rx, req);
+	rx += strlen(req);
+	io(c, 7, LS_IO_OUT, tx, resp);
+	tx += strlen(resp);
+	/* a request read by a syscall the capture missed: a gap, then the next */
+	rx += strlen(req);
+	io(c, 7, LS_IO_IN, rx, "GET /next HTTP/1.1\r\n\r\n");
+	destroy(c, 7);
+	ls_corr_free(c);
+	assert_int_equal(s.partial, 1);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.paths[1], "/v1/completions");
+	assert_string_equal(s.paths[2], "/next");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_untrusted_conn_ids),
+		cmocka_unit_test(test_adopted_mid_stream),
+	};
+	return cmocka_run_group_tests_name("requests", tests, NULL, NULL);
+}
