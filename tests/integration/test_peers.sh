@@ -66,6 +66,18 @@ check_offcputime() {
   local OFFCPU
   OFFCPU=$(command -v offcputime || echo /usr/sbin/offcputime)
   [[ -x $OFFCPU ]] || { skip "peers.offcputime: offcputime not installed (libbpf-tools; tools/install-deps.sh)"; return; }
+  # The peer itself sometimes reports nothing at all under do_nanosleep in a
+  # full make test run (seen in 2 of 4 runs; never run alone): then both run
+  # once more, and that is said. A mismatch where the peer did see the
+  # sleeps is a failure at once.
+  local attempt
+  for attempt in 1 2; do
+    offcputime_once "$OFFCPU" "$attempt" && break
+  done
+}
+
+offcputime_once() { # OFFCPU ATTEMPT: 0 = verdict printed, 3 = peer saw nothing, try again
+  local OFFCPU=$1 attempt=$2 rc
   "$OFFCPU" --stack-storage-size 16384 60 >"$T/offcputime.txt" 2>"$T/offcputime.err" &
   OC=$!
   CLEANUP+=("kill $OC")
@@ -74,7 +86,7 @@ check_offcputime() {
   kill -INT $OC
   wait $OC
   "$LS" flame --kind offcpu "$T/off.data" >"$T/off.folded" 2>"$T/flame.err"
-  python3 - "$T/offcputime.txt" "$T/off.folded" <<'PY'
+  python3 - "$T/offcputime.txt" "$T/off.folded" "$attempt" <<'PY'
 import sys
 KEYS = ("do_nanosleep", "futex_wait")
 def peer(path):  # offcputime: frames, "- comm (tid)", then microseconds
@@ -104,6 +116,10 @@ def ours(path):  # folded: "comm (pid);frames... ns"
             out[k] += int(w) / 1000 if k in fr else 0
     return out
 p, o = peer(sys.argv[1]), ours(sys.argv[2])
+if p["do_nanosleep"] == 0 and sys.argv[3] == "1":
+    print(f"  offcputime reported no time under do_nanosleep (latsplit: "
+          f"{o['do_nanosleep'] / 1000:.3f} ms): running both once more")
+    sys.exit(3)
 bad = [k for k in KEYS if abs(o[k] - p[k]) > max(1000, 0.01 * p[k])]
 ok = not bad and p["do_nanosleep"] > 1e6
 desc = ", ".join(f"{k} {o[k] / 1000:.3f} vs {p[k] / 1000:.3f} ms" for k in KEYS)
@@ -115,7 +131,9 @@ if not ok:  # what the peer saw, for the next person to read
     i = txt.find("- runq-load")
     print("   " + txt[max(0, txt.rfind(chr(10) + chr(10), 0, i)):i + 40].replace(chr(10), " | ")[:600])
 PY
-[[ -s $T/offcputime.err ]] && sed 's/^/  offcputime stderr: /' "$T/offcputime.err" | head -5
+  rc=$?
+  [[ -s $T/offcputime.err ]] && sed 's/^/  offcputime stderr: /' "$T/offcputime.err" | sort | uniq -c | head -5
+  [[ $rc -ne 3 ]]
 }
 
 check_runqlat
