@@ -586,7 +586,8 @@ static void feed_unseen(struct conn *cn, struct ls_http_parser *p, uint32_t base
 {
 	int32_t gap;
 
-	if (!cn->have_seq)
+	/* EOF: reading the FIN advanced copied_seq by its own sequence number */
+	if (!cn->have_seq || !e->bytes)
 		return;
 	gap = (int32_t)(e->seq - (base + (uint32_t)p->pos));
 	if (gap <= 0)

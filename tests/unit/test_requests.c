@@ -108,6 +108,10 @@ static void test_adopted_mid_stream(void **state)
 	/* a request read by a syscall the capture missed: a gap, then the next */
 	rx += strlen(req);
 	io(c, 7, LS_IO_IN, rx, "GET /next HTTP/1.1\r\n\r\n");
+	rx += strlen("GET /next HTTP/1.1\r\n\r\n");
+	/* EOF: reading the FIN moved copied_seq one past the data; not a gap */
+	io(c, 7, LS_IO_IN, rx + 1, "");
+	assert_int_equal(ls_corr_stats(c)->unseen_bytes, strlen(req));
 	destroy(c, 7);
 	ls_corr_free(c);
 	assert_int_equal(s.partial, 1);
