@@ -19,11 +19,13 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 
-# The agent: every user/*.c; main.c is the entry point.
-AGENT_SRCS := $(wildcard user/*.c)
+# The agent: every user/*.c and output sink user/out/*.c; main.c is the entry point.
+AGENT_SRCS := $(wildcard user/*.c user/out/*.c)
+USER_HDRS := $(wildcard user/*.h user/out/*.h)
 AGENT_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(AGENT_SRCS))
 # What unit tests link: everything but the CLI and the BPF loader.
-LIB_SRCS := user/capture.c user/redact.c user/order.c user/format.c user/http.c user/requests.c user/attribute.c user/timeline.c user/verdict.c user/analysis.c user/flame.c user/symbolize.c
+LIB_SRCS := user/capture.c user/redact.c user/order.c user/format.c user/http.c user/requests.c user/attribute.c user/timeline.c user/verdict.c user/analysis.c user/flame.c user/symbolize.c \
+	user/out/json.c user/out/request_json.c
 LIB_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 # The whole agent under ASan+UBSan, for the sanitized integration test.
 AGENT_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(AGENT_SRCS))
@@ -36,7 +38,7 @@ CUDA_HOME ?= /usr/local/cuda
 HAVE_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h)
 CUPTI_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))
 TOOLS := $(BUILD)/liblatsplit-engine.so $(BUILD)/mock-engine $(BUILD)/loadgen $(BUILD)/runq-load \
-	 $(BUILD)/flame-capture
+	 $(BUILD)/flame-capture $(BUILD)/live-replay
 ifneq ($(HAVE_CUPTI),)
 ifneq ($(CUPTI_LIB),)
 TOOLS += $(BUILD)/liblatsplit-cupti.so $(BUILD)/cupti-emit
@@ -85,16 +87,18 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/user/%.o: user/%.c $(SKELS) include/latsplit/*.h user/*.h | $(BUILD)/user
+$(BUILD)/user/%.o: user/%.c $(SKELS) include/latsplit/*.h $(USER_HDRS) | $(BUILD)/user
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/latsplit: $(AGENT_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/san/%.o: user/%.c $(SKELS) include/latsplit/*.h user/*.h | $(BUILD)/san
+$(BUILD)/san/%.o: user/%.c $(SKELS) include/latsplit/*.h $(USER_HDRS) | $(BUILD)/san
 	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -c $< -o $@
 
 $(BUILD)/san/latsplit: $(AGENT_SAN_OBJS)
@@ -141,6 +145,11 @@ fuzz: $(BUILD)/fuzz-http
 $(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
+
+LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
+$(BUILD)/live-replay: tests/helpers/live_replay.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm
 
 $(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o
 	$(call msg,CC,$@)

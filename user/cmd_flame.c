@@ -205,109 +205,130 @@ static int frames(const struct stack_data *d, __u32 pid, const char *comm, __s32
 	return n;
 }
 
-/* Stacks, symbols, samples and switches of a capture, events in time order.
- * *sources: the capture's source bits; debug_dir (NULL: the default) for
- * symbolizing from its mapping records what it has no symbol for. */
+/* Stacks, symbols, samples and switches of a capture, gathered as a record
+ * consumer (one reading loop serves flame and the analysis core alike),
+ * then sorted and paired by stack_loader_finish. debug_dir (NULL: the
+ * default) is for symbolizing from mapping records what has no symbol. */
+struct stack_loader {
+	struct stack_data d;
+	struct switch_ev *sw;
+	size_t nsw, capsw;
+	__u64 stack_errors;
+	const char *debug_dir;
+};
+
+static void stack_loader_add(void *ctx, const struct ls_hdr *rec)
+{
+	struct stack_loader *l = ctx;
+	struct stack_data *d = &l->d;
+
+	if (rec->type == LS_REC_STACK) {
+		const struct ls_rec_stack *s = (const void *)rec;
+		struct ls_rec_stack *c = dup_rec(rec);
+		__u32 n = s->nips;
+		if (sizeof(*s) + n * 8 > rec->size)
+			n = (rec->size - sizeof(*s)) / 8;
+		GROW(d->stacks, d->nstacks, d->capstacks);
+		d->stacks[d->nstacks++] = ((struct stk){s->id, n, (const __u64 *)(c + 1)});
+	} else if (rec->type == LS_REC_SYM) {
+		struct ls_rec_sym *c = dup_rec(rec);
+		((char *)c)[rec->size - 1] = '\0';
+		GROW(d->syms, d->nsyms, d->capsyms);
+		d->syms[d->nsyms++] = ((struct symrec){c->h.pid, c->ip, (const char *)(c + 1)});
+	} else if (rec->type == LS_EV_SAMPLE) {
+		const struct ls_ev_sample *e = (const void *)rec;
+		GROW(d->samples, d->nsamples, d->capsamples);
+		struct sample *sm = &d->samples[d->nsamples++];
+		*sm = (struct sample){e->h.ts, e->h.pid, e->ustack, e->kstack, ""};
+		memcpy(sm->comm, e->comm, LS_COMM_LEN);
+	} else if (rec->type == LS_EV_SCHED_SWITCH) {
+		const struct ls_ev_sched_switch *e = (const void *)rec;
+		GROW(l->sw, l->nsw, l->capsw);
+		l->sw[l->nsw++] = (struct switch_ev){e->h.ts, e->next_tid, true, 0};
+		if (e->prev_ustack >= 0 || e->prev_kstack >= 0) {
+			GROW(d->blocked, d->nblocked, d->capblocked);
+			struct pending_block *pb = &d->blocked[d->nblocked];
+			*pb = (struct pending_block){e->h.tid, e->h.pid, e->h.ts, 0, e->prev_ustack,
+						     e->prev_kstack, ""};
+			memcpy(pb->comm, e->prev_comm, LS_COMM_LEN);
+			GROW(l->sw, l->nsw, l->capsw);
+			l->sw[l->nsw++] = (struct switch_ev){e->h.ts, e->h.tid, false, d->nblocked++};
+		}
+	} else if (rec->type == LS_REC_MAPPING) {
+		const struct ls_rec_mapping *m = (const void *)rec;
+		char path[4096];
+		size_t n = rec->size - sizeof(*m);
+		snprintf(path, sizeof(path), "%.*s", (int)(n < sizeof(path) ? n : sizeof(path) - 1),
+			 (const char *)(m + 1));
+		if (!d->offline && (d->offline = ls_sym_new()) && l->debug_dir)
+			ls_sym_set_debug_dir(d->offline, l->debug_dir);
+		struct ls_sym_mapping sm = {m->start, m->end, m->pgoff, path, NULL};
+		if (d->offline)
+			ls_sym_add_mapping(d->offline, m->h.pid, &sm, m->build_id,
+					   m->build_id_len <= sizeof(m->build_id) ? m->build_id_len : 0);
+	} else if (rec->type == LS_REC_DROPS && rec->size >= sizeof(struct ls_rec_drops)) {
+		l->stack_errors = ((const struct ls_rec_drops *)rec)->stack_errors;
+	}
+}
+
+static void stack_loader_finish(struct stack_loader *l, struct stack_data *out)
+{
+	if (l->stack_errors) /* nothing lost silently */
+		fprintf(stderr,
+			"latsplit flame: warning: %llu stacks were not captured while recording (stack "
+			"map full or a walk failed); their samples and blocked time show as [no stack]\n",
+			(unsigned long long)l->stack_errors);
+	if (l->d.nsyms)
+		qsort(l->d.syms, l->d.nsyms, sizeof(*l->d.syms), sym_cmp);
+	if (l->d.nstacks)
+		qsort(l->d.stacks, l->d.nstacks, sizeof(*l->d.stacks), stk_cmp);
+	if (l->d.nsamples)
+		qsort(l->d.samples, l->d.nsamples, sizeof(*l->d.samples), sample_cmp);
+	/* blocked spans: from a switch-out with stacks to that thread's next
+	 * switch-in (a block never closed, at the end of the capture or with
+	 * the switch-in lost, is dropped); then sorted by start */
+	if (l->nsw)
+		qsort(l->sw, l->nsw, sizeof(*l->sw), switch_cmp);
+	size_t kept = 0;
+	for (size_t i = 0; i < l->nsw; i++) {
+		const struct switch_ev *sw = l->sw;
+		if (sw[i].in || i + 1 == l->nsw || sw[i + 1].tid != sw[i].tid || !sw[i + 1].in)
+			continue;
+		l->d.blocked[sw[i].block].end = sw[i + 1].ts;
+	}
+	for (size_t i = 0; i < l->d.nblocked; i++)
+		if (l->d.blocked[i].end)
+			l->d.blocked[kept++] = l->d.blocked[i];
+	l->d.nblocked = kept;
+	free(l->sw);
+	if (l->d.nblocked) {
+		qsort(l->d.blocked, l->d.nblocked, sizeof(*l->d.blocked), block_cmp);
+		l->d.maxend = malloc(l->d.nblocked * sizeof(*l->d.maxend));
+		if (!l->d.maxend)
+			abort();
+		for (size_t i = 0; i < l->d.nblocked; i++)
+			l->d.maxend[i] = i && l->d.maxend[i - 1] > l->d.blocked[i].end
+						 ? l->d.maxend[i - 1]
+						 : l->d.blocked[i].end;
+	}
+	*out = l->d;
+}
+
+/* A capture's stack data, read on its own (cpu and offcpu graphs). */
 static int load_stack_data(const char *path, const char *debug_dir, struct stack_data *dd,
 			   __u64 *sources, char *err, size_t len)
 {
-	struct stack_data d = {0};
+	struct stack_loader l = {.debug_dir = debug_dir};
 	struct ls_reader *rd;
 	const struct ls_hdr *rec;
-	__u64 stack_errors = 0;
-	struct switch_ev *sw = NULL;
-	size_t nsw = 0, capsw = 0;
 
 	if (ls_reader_open(&rd, path, err, len) < 0)
 		return -1;
 	*sources = ls_reader_header(rd)->sources;
-	while (ls_reader_next(rd, &rec) == 1) {
-		if (rec->type == LS_REC_STACK) {
-			const struct ls_rec_stack *s = (const void *)rec;
-			struct ls_rec_stack *c = dup_rec(rec);
-			__u32 n = s->nips;
-			if (sizeof(*s) + n * 8 > rec->size)
-				n = (rec->size - sizeof(*s)) / 8;
-			GROW(d.stacks, d.nstacks, d.capstacks);
-			d.stacks[d.nstacks++] = ((struct stk){s->id, n, (const __u64 *)(c + 1)});
-		} else if (rec->type == LS_REC_SYM) {
-			struct ls_rec_sym *c = dup_rec(rec);
-			((char *)c)[rec->size - 1] = '\0';
-			GROW(d.syms, d.nsyms, d.capsyms);
-			d.syms[d.nsyms++] = ((struct symrec){c->h.pid, c->ip, (const char *)(c + 1)});
-		} else if (rec->type == LS_EV_SAMPLE) {
-			const struct ls_ev_sample *e = (const void *)rec;
-			GROW(d.samples, d.nsamples, d.capsamples);
-			struct sample *sm = &d.samples[d.nsamples++];
-			*sm = (struct sample){e->h.ts, e->h.pid, e->ustack, e->kstack, ""};
-			memcpy(sm->comm, e->comm, LS_COMM_LEN);
-		} else if (rec->type == LS_EV_SCHED_SWITCH) {
-			const struct ls_ev_sched_switch *e = (const void *)rec;
-			GROW(sw, nsw, capsw);
-			sw[nsw++] = (struct switch_ev){e->h.ts, e->next_tid, true, 0};
-			if (e->prev_ustack >= 0 || e->prev_kstack >= 0) {
-				GROW(d.blocked, d.nblocked, d.capblocked);
-				struct pending_block *pb = &d.blocked[d.nblocked];
-				*pb = (struct pending_block){e->h.tid, e->h.pid, e->h.ts, 0, e->prev_ustack,
-							     e->prev_kstack, ""};
-				memcpy(pb->comm, e->prev_comm, LS_COMM_LEN);
-				GROW(sw, nsw, capsw);
-				sw[nsw++] = (struct switch_ev){e->h.ts, e->h.tid, false, d.nblocked++};
-			}
-		} else if (rec->type == LS_REC_MAPPING) {
-			const struct ls_rec_mapping *m = (const void *)rec;
-			char path[4096];
-			size_t n = rec->size - sizeof(*m);
-			snprintf(path, sizeof(path), "%.*s", (int)(n < sizeof(path) ? n : sizeof(path) - 1),
-				 (const char *)(m + 1));
-			if (!d.offline && (d.offline = ls_sym_new()) && debug_dir)
-				ls_sym_set_debug_dir(d.offline, debug_dir);
-			struct ls_sym_mapping sm = {m->start, m->end, m->pgoff, path, NULL};
-			if (d.offline)
-				ls_sym_add_mapping(d.offline, m->h.pid, &sm, m->build_id,
-						   m->build_id_len <= sizeof(m->build_id) ? m->build_id_len : 0);
-		} else if (rec->type == LS_REC_DROPS && rec->size >= sizeof(struct ls_rec_drops)) {
-			stack_errors = ((const struct ls_rec_drops *)rec)->stack_errors;
-		}
-	}
-	if (stack_errors) /* nothing lost silently */
-		fprintf(stderr,
-			"latsplit flame: warning: %llu stacks were not captured while recording (stack "
-			"map full or a walk failed); their samples and blocked time show as [no stack]\n",
-			(unsigned long long)stack_errors);
-	if (d.nsyms)
-		qsort(d.syms, d.nsyms, sizeof(*d.syms), sym_cmp);
-	if (d.nstacks)
-		qsort(d.stacks, d.nstacks, sizeof(*d.stacks), stk_cmp);
-	if (d.nsamples)
-		qsort(d.samples, d.nsamples, sizeof(*d.samples), sample_cmp);
-	/* blocked spans: from a switch-out with stacks to that thread's next
-	 * switch-in (a block never closed, at the end of the capture or with
-	 * the switch-in lost, is dropped); then sorted by start */
-	if (nsw)
-		qsort(sw, nsw, sizeof(*sw), switch_cmp);
-	size_t kept = 0;
-	for (size_t i = 0; i < nsw; i++) {
-		if (sw[i].in || i + 1 == nsw || sw[i + 1].tid != sw[i].tid || !sw[i + 1].in)
-			continue;
-		d.blocked[sw[i].block].end = sw[i + 1].ts;
-	}
-	for (size_t i = 0; i < d.nblocked; i++)
-		if (d.blocked[i].end)
-			d.blocked[kept++] = d.blocked[i];
-	d.nblocked = kept;
-	free(sw);
-	if (d.nblocked) {
-		qsort(d.blocked, d.nblocked, sizeof(*d.blocked), block_cmp);
-		d.maxend = malloc(d.nblocked * sizeof(*d.maxend));
-		if (!d.maxend)
-			abort();
-		for (size_t i = 0; i < d.nblocked; i++)
-			d.maxend[i] = i && d.maxend[i - 1] > d.blocked[i].end ? d.maxend[i - 1]
-									 : d.blocked[i].end;
-	}
+	while (ls_reader_next(rd, &rec) == 1)
+		stack_loader_add(&l, rec);
+	stack_loader_finish(&l, dd);
 	ls_reader_close(rd);
-	*dd = d;
 	return 0;
 }
 
@@ -749,19 +770,22 @@ int cmd_flame(int argc, char **argv)
 	if (!f)
 		return 1;
 	if (!strcmp(kind, "latency")) {
+		/* one pass: the analysis core's loop also feeds the stack data */
+		struct stack_loader l = {.debug_dir = debug_dir};
+		struct ls_consumer stacks = {stack_loader_add, &l};
 		struct ls_analysis a;
-		if (ls_analysis_run(&a, path, err, sizeof(err))) {
+		struct stack_data d;
+		if (ls_analysis_run(&a, path, &stacks, 1, err, sizeof(err))) {
+			stack_loader_finish(&l, &d);
+			free_stack_data(&d);
 			ls_err("flame", "%s", err);
 			ls_flame_free(f);
 			return 1;
 		}
-		struct stack_data d;
-		__u64 sources = 0;
-		bool have_d = !load_stack_data(path, debug_dir, &d, &sources, err, sizeof(err));
-		bool samples = have_d && (sources & LS_SRC_SAMPLES);
+		stack_loader_finish(&l, &d);
+		bool samples = ls_reader_header(a.rd)->sources & LS_SRC_SAMPLES;
 		latency_flame(f, &a, samples ? &d : NULL, ttft, request, component, pid);
-		if (have_d)
-			free_stack_data(&d);
+		free_stack_data(&d);
 		ls_analysis_free(&a);
 	} else if (!strcmp(kind, "gpu") ? gpu_flame(f, path, debug_dir, pid, err, sizeof(err))
 					: stack_flame(f, path, debug_dir, !strcmp(kind, "offcpu"), pid, err,

@@ -13,91 +13,12 @@
 #include "analysis.h"
 #include "cli.h"
 #include "verdict.h"
+#include "out/request_json.h"
 
-
-static void json_u64(FILE *out, const char *name, uint64_t v, bool comma)
-{
-	if (v == LS_NULL)
-		fprintf(out, "\"%s\":null%s", name, comma ? "," : "");
-	else
-		fprintf(out, "\"%s\":%llu%s", name, (unsigned long long)v, comma ? "," : "");
-}
-
-static void json_str(FILE *out, const char *name, const char *v)
-{
-	if (v && v[0])
-		fprintf(out, "\"%s\":\"%s\",", name, v); /* parser and formatter keep these JSON-safe */
-	else
-		fprintf(out, "\"%s\":null,", name);
-}
 
 static uint64_t mark(uint64_t t)
 {
 	return t ? t : LS_NULL;
-}
-
-static void print_json(FILE *out, const struct ls_request *r, const struct ls_split *sp,
-		       const struct ls_engine_join *j)
-{
-	const struct ls_split s = *sp;
-
-	fprintf(out, "{\"id\":%llu,\"conn\":\"%s->%s\",\"conn_id\":%llu,\"pid\":%u,",
-		(unsigned long long)r->id, r->client, r->server, (unsigned long long)r->conn_id,
-		r->pid);
-	json_str(out, "method", r->method);
-	json_str(out, "path", r->path);
-	if (r->status)
-		fprintf(out, "\"status\":%d,", r->status);
-	else
-		fprintf(out, "\"status\":null,");
-	fprintf(out, "\"outcome\":\"%s\",", ls_outcome_name(r->outcome));
-	json_str(out, "x_request_id", r->x_request_id);
-	json_str(out, "traceparent", r->traceparent);
-	json_u64(out, "start_ns", mark(r->t_start), true);
-	json_u64(out, "total_ns", s.total, true);
-	json_u64(out, "ttft_ns", s.ttft, true);
-	fprintf(out, "\"bytes_in\":%llu,\"bytes_out\":%llu,\"tokens\":%u,\"retransmits\":%u,"
-		     "\"resets\":%u,\"srtt_us\":%u,\"srtt_min_us\":%u,\"srtt_max_us\":%u,"
-		     "\"streaming\":%s,",
-		(unsigned long long)r->bytes_in, (unsigned long long)r->bytes_out, r->tokens,
-		r->retransmits, r->resets, r->srtt_avg_us, r->srtt_min_us, r->srtt_max_us,
-		r->streaming ? "true" : "false");
-	fprintf(out, "\"marks\":{");
-	json_u64(out, "t_start", mark(r->t_start), true);
-	json_u64(out, "t_in", mark(r->t_in), true);
-	json_u64(out, "t_read", mark(r->t_read), true);
-	json_u64(out, "t_sched", mark(s.t_sched), true);
-	json_u64(out, "t_first", mark(r->t_first), true);
-	json_u64(out, "t_out", mark(r->t_out), true);
-	json_u64(out, "t_end", mark(r->t_end), false);
-	fprintf(out, "},\"components\":{");
-	for (int c = 0; c < LS_C_N; c++)
-		json_u64(out, ls_comp_name(c), s.comp[c], c + 1 < LS_C_N);
-	fprintf(out, "},\"ttft_components\":{");
-	for (int c = 0; c < LS_C_N; c++)
-		json_u64(out, ls_comp_name(c), s.ttft_comp[c], c + 1 < LS_C_N);
-	fprintf(out, "},\"sub\":{");
-	for (int k = 0; k < LS_S_N; k++)
-		json_u64(out, ls_sub_name(k), s.sub[k], k + 1 < LS_S_N);
-	fprintf(out, "},\"unobserved\":[");
-	for (int k = 0, first = 1; k < LS_S_N; k++)
-		if (s.unobserved & 1u << k) {
-			fprintf(out, "%s\"%s\"", first ? "" : ",", ls_sub_name(k));
-			first = 0;
-		}
-	if (s.unobserved & LS_UNOBSERVED_HOST)
-		fprintf(out, "%s\"host\"", s.unobserved & ~LS_UNOBSERVED_HOST ? "," : "");
-	fprintf(out, "],");
-	json_u64(out, "max_gap_ns", r->tokens > 1 ? r->max_gap_ns : LS_NULL, true);
-	if (s.max_gap_cause)
-		fprintf(out, "\"max_gap_cause\":\"%s\",", s.max_gap_cause);
-	else
-		fprintf(out, "\"max_gap_cause\":null,");
-	if (j && j->joined)
-		fprintf(out, "\"engine\":{\"batch_size\":%u,\"prompt_tokens\":%u,\"preemptions\":%u},",
-			j->batch_size, j->prompt_tokens, j->preemptions);
-	fprintf(out, "\"sources\":{\"engine\":\"%s\",\"gpu\":\"%s\"}}\n", s.engine_source,
-		s.gpu_source);
 }
 
 static void csv_u64(FILE *out, uint64_t v)
@@ -527,13 +448,13 @@ int cmd_report(int argc, char **argv)
 	}
 	if (ls_capture_arg("report", argc, argv, &path))
 		return EXIT_USAGE;
-	if (ls_analysis_run(&rs, path, err, sizeof(err))) {
+	if (ls_analysis_run(&rs, path, NULL, 0, err, sizeof(err))) {
 		ls_err("report", "%s", err);
 		return 1;
 	}
 	if (json) {
 		for (size_t i = 0; i < rs.n; i++)
-			print_json(stdout, &rs.v[i], &rs.split[i], &rs.join[i]);
+			ls_request_json(stdout, &rs.v[i], &rs.split[i], &rs.join[i]);
 	} else if (csv) {
 		print_csv_header(stdout);
 		for (size_t i = 0; i < rs.n; i++)

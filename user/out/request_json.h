@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * JSON sink for requests: one line per request (see request_json.c).
+ */
+#ifndef LATSPLIT_OUT_REQUEST_JSON_H
+#define LATSPLIT_OUT_REQUEST_JSON_H
+
+#include <stdio.h>
+
+#include "attribute.h"
+#include "requests.h"
+#include "timeline.h"
+
+void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_split *s,
+		     const struct ls_engine_join *j);
+
+#endif
