@@ -45,7 +45,7 @@ build/latsplit report "$OUT/latsplit.data" | tee "$OUT/report.txt"
 build/latsplit report --json "$OUT/latsplit.data" >"$OUT/requests.jsonl"
 python3 - "$OUT/requests.jsonl" <<'PY'
 import json, sys
-rs = [json.loads(l) for l in open(sys.argv[1])]
+rs = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") != "verdict"]
 done = [r for r in rs if r["total_ns"] is not None]
 exact = [r for r in done if sum(r["components"].values()) == r["total_ns"]]
 print(f"== every request's network + queueing + transfer + compute + host + other == its latency: "

@@ -120,6 +120,20 @@ fail: {
 }
 }
 
+void ls_analysis_verdict(const struct ls_analysis *a, bool ttft, struct ls_verdict *v)
+{
+	struct ls_verdict_in in = {.reqs = a->v,
+				   .splits = a->split,
+				   .joins = a->join,
+				   .n = a->n,
+				   .ttft = ttft,
+				   .have_gpu = ls_timeline_has_gpu(a->tl),
+				   .have_sched = ls_timeline_has_sched(a->tl),
+				   .have_engine = ls_timeline_has_engine(a->tl)};
+
+	ls_verdict_compute(&in, v);
+}
+
 void ls_analysis_free(struct ls_analysis *a)
 {
 	for (size_t i = 0; i < a->n; i++)

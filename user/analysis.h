@@ -17,6 +17,7 @@
 #include "order.h"
 #include "requests.h"
 #include "timeline.h"
+#include "verdict.h"
 
 /* Sees every record once, in time order (the pointer is valid during the
  * call only). */
@@ -53,6 +54,8 @@ int ls_analysis_end(struct ls_analysis *a, char *err, size_t len);
 /* The whole of a capture file. 0, or -1 with a one-line reason in err. */
 int ls_analysis_run(struct ls_analysis *a, const char *path, const struct ls_consumer *consumers,
 		    size_t nconsumers, char *err, size_t len);
+/* The verdict over every request of a finished analysis. */
+void ls_analysis_verdict(const struct ls_analysis *a, bool ttft, struct ls_verdict *v);
 void ls_analysis_free(struct ls_analysis *a);
 
 #endif

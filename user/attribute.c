@@ -41,6 +41,21 @@ static const char *const sub_names[LS_S_N] = {
 	"transfer.h2d",    "transfer.d2h",         "transfer.other",
 };
 
+/* The one sub-part -> component map (report, flame and verdict ask here). */
+static const int sub_comp[LS_S_N] = {
+	[LS_S_NET_UPLOAD] = LS_C_NETWORK,       [LS_S_NET_SEND_BLOCKED] = LS_C_NETWORK,
+	[LS_S_NET_DRAIN] = LS_C_NETWORK,        [LS_S_Q_SOCKET] = LS_C_QUEUEING,
+	[LS_S_Q_ENGINE] = LS_C_QUEUEING,        [LS_S_Q_CPU] = LS_C_QUEUEING,
+	[LS_S_COMPUTE_KERNEL] = LS_C_COMPUTE,   [LS_S_COMPUTE_COMM] = LS_C_COMPUTE,
+	[LS_S_TRANSFER_H2D] = LS_C_TRANSFER,    [LS_S_TRANSFER_D2H] = LS_C_TRANSFER,
+	[LS_S_TRANSFER_OTHER] = LS_C_TRANSFER,
+};
+
+int ls_sub_comp(int s)
+{
+	return s >= 0 && s < LS_S_N ? sub_comp[s] : -1;
+}
+
 const char *ls_comp_name(int c)
 {
 	return c >= 0 && c < LS_C_N ? comp_names[c] : "?";
@@ -162,12 +177,10 @@ static uint64_t sum(uint64_t a, uint64_t b)
 static void components(const uint64_t sub[LS_S_N], uint64_t host, uint64_t other,
 		       uint64_t comp[LS_C_N])
 {
-	comp[LS_C_NETWORK] = sum(sum(sub[LS_S_NET_UPLOAD], sub[LS_S_NET_SEND_BLOCKED]),
-				 sub[LS_S_NET_DRAIN]);
-	comp[LS_C_QUEUEING] = sum(sum(sub[LS_S_Q_SOCKET], sub[LS_S_Q_ENGINE]), sub[LS_S_Q_CPU]);
-	comp[LS_C_TRANSFER] = sum(sum(sub[LS_S_TRANSFER_H2D], sub[LS_S_TRANSFER_D2H]),
-				  sub[LS_S_TRANSFER_OTHER]);
-	comp[LS_C_COMPUTE] = sum(sub[LS_S_COMPUTE_KERNEL], sub[LS_S_COMPUTE_COMM]);
+	for (int c = 0; c < LS_C_N; c++)
+		comp[c] = LS_NULL;
+	for (int k = 0; k < LS_S_N; k++)
+		comp[sub_comp[k]] = sum(comp[sub_comp[k]], sub[k]);
 	comp[LS_C_HOST] = host;
 	comp[LS_C_OTHER] = other;
 }

@@ -48,6 +48,8 @@ void ls_attribute_spans(const struct ls_request *r, const struct ls_timeline *tl
 			const struct ls_engine_join *join, bool ttft, struct ls_spans *host,
 			struct ls_spans *other);
 const char *ls_comp_name(int c);
+/* The component a sub-part belongs to (enum ls_comp), -1 if none. */
+int ls_sub_comp(int s);
 const char *ls_sub_name(int s);
 
 #endif

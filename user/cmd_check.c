@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "out/json.h"
 #include "latsplit/probe.h"
 #include "probe.h"
 #include "probe.skel.h"
@@ -278,12 +279,19 @@ int cmd_check(int argc, char **argv)
 		if (res[i].required && !res[i].ok)
 			minimum = false;
 	if (json) {
-		printf("{\"kernel\":\"%s\",\"arch\":\"%s\",\"minimum\":%s,\"sources\":{", u.release,
-		       u.machine, minimum ? "true" : "false");
-		for (int i = 0; i < n; i++)
-			printf("%s\"%s\":{\"ok\":%s,\"required\":%s,\"detail\":\"%s\"}", i ? "," : "",
-			       res[i].name, res[i].ok ? "true" : "false",
-			       res[i].required ? "true" : "false", res[i].detail);
+		/* details quote errno strings and paths: escaped by the writer */
+		printf("{");
+		ls_json_kv_str(stdout, "kernel", u.release, true);
+		ls_json_kv_str(stdout, "arch", u.machine, true);
+		printf("\"minimum\":%s,\"sources\":{", minimum ? "true" : "false");
+		for (int i = 0; i < n; i++) {
+			printf("%s", i ? "," : "");
+			ls_json_string(stdout, res[i].name);
+			printf(":{\"ok\":%s,\"required\":%s,\"detail\":", res[i].ok ? "true" : "false",
+			       res[i].required ? "true" : "false");
+			ls_json_string(stdout, res[i].detail);
+			printf("}");
+		}
 		printf("}}\n");
 	} else {
 		printf("latsplit check: kernel %s %s\n", u.release, u.machine);

@@ -28,17 +28,6 @@
 #include "latsplit/engine.h"
 #include "symbolize.h"
 
-static int owner(int sub)
-{
-	if (sub <= LS_S_NET_DRAIN)
-		return LS_C_NETWORK;
-	if (sub <= LS_S_Q_CPU)
-		return LS_C_QUEUEING;
-	if (sub <= LS_S_COMPUTE_COMM)
-		return LS_C_COMPUTE;
-	return LS_C_TRANSFER;
-}
-
 struct stk {
 	__s32 id;
 	__u32 n;
@@ -675,7 +664,7 @@ static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, const
 		if ((request && r->id != request) || (pid && r->pid != pid))
 			continue;
 		for (int k = 0; k < LS_S_N; k++) {
-			const char *fr[3] = {"latency", ls_comp_name(owner(k)), ls_sub_name(k)};
+			const char *fr[3] = {"latency", ls_comp_name(ls_sub_comp(k)), ls_sub_name(k)};
 			if (sub[k] == LS_NULL || (component && strcmp(component, fr[1]) &&
 						  strcmp(component, fr[2])))
 				continue;

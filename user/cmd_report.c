@@ -333,12 +333,8 @@ static void print_text(const char *path, struct ls_reader *rd, struct ls_analysi
 	for (int c = 0; c < LS_C_N; c++) {
 		ROW(ls_comp_name(c), ttft ? s->ttft_comp[c] : s->comp[c]);
 		for (int k = 0; k < LS_S_N; k++) {
-			static const int owner[LS_S_N] = {
-				LS_C_NETWORK, LS_C_NETWORK, LS_C_NETWORK, LS_C_QUEUEING,
-				LS_C_QUEUEING, LS_C_QUEUEING, LS_C_COMPUTE, LS_C_COMPUTE,
-				LS_C_TRANSFER, LS_C_TRANSFER, LS_C_TRANSFER};
 			char label[40];
-			if (owner[k] != c)
+			if (ls_sub_comp(k) != c)
 				continue;
 			snprintf(label, sizeof(label), "  %s", ls_sub_name(k));
 			ROW(label, ttft ? s->ttft_sub[k] : s->sub[k]);
@@ -376,15 +372,9 @@ static void print_text(const char *path, struct ls_reader *rd, struct ls_analysi
 	if (cst->retrans_unattributed)
 		printf("  %llu retransmitted segments on connections that carried no request\n",
 		       (unsigned long long)cst->retrans_unattributed);
-	struct ls_verdict_in vin = {.reqs = rs->v,
-				    .splits = rs->split,
-				    .joins = rs->join,
-				    .n = rs->n,
-				    .ttft = ttft,
-				    .have_gpu = ls_timeline_has_gpu(tl),
-				    .have_sched = ls_timeline_has_sched(tl),
-				    .have_engine = ls_timeline_has_engine(tl)};
-	ls_verdict(stdout, &vin);
+	struct ls_verdict v;
+	ls_analysis_verdict(rs, ttft, &v);
+	ls_verdict_print(stdout, &v);
 	free(vals);
 	free(ix);
 }
@@ -453,8 +443,11 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	if (json) {
+		struct ls_verdict v;
 		for (size_t i = 0; i < rs.n; i++)
 			ls_request_json(stdout, &rs.v[i], &rs.split[i], &rs.join[i]);
+		ls_analysis_verdict(&rs, ttft, &v);
+		ls_verdict_json(stdout, &v);
 	} else if (csv) {
 		print_csv_header(stdout);
 		for (size_t i = 0; i < rs.n; i++)

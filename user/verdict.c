@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "out/json.h"
 #include "verdict.h"
 
-/* Parts the verdict weighs: every sub-part, plus host and other. */
-#define P_HOST LS_S_N
-#define P_OTHER (LS_S_N + 1)
-#define P_N (LS_S_N + 2)
+#define P_HOST LS_VERDICT_HOST
+#define P_OTHER LS_VERDICT_OTHER
+#define P_N LS_VERDICT_PARTS
 
 static const char *part_name(int p)
 {
@@ -26,13 +26,7 @@ static int part_comp(int p)
 		return LS_C_HOST;
 	if (p == P_OTHER)
 		return LS_C_OTHER;
-	if (p <= LS_S_NET_DRAIN)
-		return LS_C_NETWORK;
-	if (p <= LS_S_Q_CPU)
-		return LS_C_QUEUEING;
-	if (p <= LS_S_COMPUTE_COMM)
-		return LS_C_COMPUTE;
-	return LS_C_TRANSFER;
+	return ls_sub_comp(p);
 }
 
 static const char *remedy(int p)
@@ -129,16 +123,19 @@ static int max_concurrency(const struct ls_request *r, size_t n)
 	return best;
 }
 
-const char *ls_verdict(FILE *out, const struct ls_verdict_in *in)
+void ls_verdict_compute(const struct ls_verdict_in *in, struct ls_verdict *v)
 {
-	double part[P_N] = {0}, comp[LS_C_N] = {0}, whole = 0;
-	size_t judged = 0, aborted = 0, preempted = 0, joined = 0, nb = 0;
-	uint64_t retrans = 0, batch_sum = 0;
-	uint32_t batch_max = 0;
+	uint64_t batch_sum = 0;
 	double *px = calloc(in->n + 1, sizeof(double)), *py = calloc(in->n + 1, sizeof(double));
 	size_t npx = 0;
-	int best = -1;
 
+	memset(v, 0, sizeof(*v));
+	v->ttft = in->ttft;
+	v->n = in->n;
+	v->have_engine = in->have_engine;
+	v->have_gpu = in->have_gpu;
+	v->have_sched = in->have_sched;
+	v->best = -1;
 	for (size_t i = 0; i < in->n; i++) {
 		const struct ls_request *r = &in->reqs[i];
 		const struct ls_split *s = &in->splits[i];
@@ -147,16 +144,16 @@ const char *ls_verdict(FILE *out, const struct ls_verdict_in *in)
 		uint64_t w = in->ttft ? s->ttft : s->total;
 
 		if (r->outcome == LS_REQ_ABORTED || r->outcome == LS_REQ_RESET)
-			aborted++;
-		retrans += r->retransmits;
+			v->aborted++;
+		v->retrans += r->retransmits;
 		if (in->joins && in->joins[i].joined) {
-			joined++;
-			preempted += in->joins[i].preemptions > 0;
+			v->joined++;
+			v->preempted += in->joins[i].preemptions > 0;
 			if (in->joins[i].batch_size) {
 				batch_sum += in->joins[i].batch_size;
-				nb++;
-				if (in->joins[i].batch_size > batch_max)
-					batch_max = in->joins[i].batch_size;
+				v->nbatch++;
+				if (in->joins[i].batch_size > v->batch_max)
+					v->batch_max = in->joins[i].batch_size;
 			}
 		}
 		if (s->ttft != LS_NULL && r->bytes_in) {
@@ -165,62 +162,122 @@ const char *ls_verdict(FILE *out, const struct ls_verdict_in *in)
 		}
 		if (w == LS_NULL || w == 0)
 			continue;
-		judged++;
-		whole += w;
+		v->judged++;
+		v->whole += w;
 		for (int p = 0; p < LS_S_N; p++)
 			if (sub[p] != LS_NULL)
-				part[p] += sub[p];
+				v->part[p] += sub[p];
 		if (c[LS_C_HOST] != LS_NULL)
-			part[P_HOST] += c[LS_C_HOST];
+			v->part[P_HOST] += c[LS_C_HOST];
 		if (c[LS_C_OTHER] != LS_NULL)
-			part[P_OTHER] += c[LS_C_OTHER];
+			v->part[P_OTHER] += c[LS_C_OTHER];
 	}
-	if (!judged || whole <= 0) {
-		fprintf(out, "\nverdict: nothing to judge (no request with a complete split)\n");
-		free(px);
-		free(py);
-		return NULL;
-	}
+	v->batch_mean = v->nbatch ? (double)batch_sum / v->nbatch : 0;
+	v->rho = pearson(px, py, npx);
+	v->peak_concurrency = max_concurrency(in->reqs, in->n);
+	free(px);
+	free(py);
+	if (!v->judged || v->whole <= 0)
+		return;
 	for (int p = 0; p < P_N; p++) {
-		comp[part_comp(p)] += part[p];
-		if (best < 0 || part[p] > part[best])
-			best = p;
+		v->comp[part_comp(p)] += v->part[p];
+		if (v->best < 0 || v->part[p] > v->part[v->best])
+			v->best = p;
 	}
-	const char *what = in->ttft ? "time to first token" : "latency";
-	fprintf(out, "\nverdict (%zu requests, shares of summed %s):\n", judged, what);
+}
+
+const char *ls_verdict_dominant(const struct ls_verdict *v)
+{
+	return v->best < 0 ? NULL : part_name(v->best);
+}
+
+void ls_verdict_print(FILE *out, const struct ls_verdict *v)
+{
+	double whole = v->whole;
+	const double *part = v->part, *comp = v->comp;
+	int best = v->best;
+
+	if (best < 0) {
+		fprintf(out, "\nverdict: nothing to judge (no request with a complete split)\n");
+		return;
+	}
+	const char *what = v->ttft ? "time to first token" : "latency";
+	fprintf(out, "\nverdict (%zu requests, shares of summed %s):\n", v->judged, what);
 	fprintf(out, "  network:     %5.1f%%  upload %.1f%%, send-blocked %.1f%%, drain %.1f%%; "
 		     "%llu retransmitted segments\n",
 		100 * comp[LS_C_NETWORK] / whole, 100 * part[LS_S_NET_UPLOAD] / whole,
 		100 * part[LS_S_NET_SEND_BLOCKED] / whole, 100 * part[LS_S_NET_DRAIN] / whole,
-		(unsigned long long)retrans);
+		(unsigned long long)v->retrans);
 	fprintf(out, "  engine:      queueing.engine %.1f%%, compute %.1f%%, transfer %.1f%%",
 		100 * part[LS_S_Q_ENGINE] / whole, 100 * comp[LS_C_COMPUTE] / whole,
 		100 * comp[LS_C_TRANSFER] / whole);
-	if (nb)
-		fprintf(out, "; batch at scheduling mean %.1f max %u", (double)batch_sum / nb,
-			batch_max);
-	if (joined)
-		fprintf(out, "; %zu preempted", preempted);
+	if (v->nbatch)
+		fprintf(out, "; batch at scheduling mean %.1f max %u", v->batch_mean, v->batch_max);
+	if (v->joined)
+		fprintf(out, "; %zu preempted", v->preempted);
 	fprintf(out, "\n");
-	double rho = pearson(px, py, npx);
 	fprintf(out, "  application: peak concurrency %d; prompt size vs TTFT correlation %s",
-		max_concurrency(in->reqs, in->n), isnan(rho) ? "n/a" : "");
-	if (!isnan(rho))
-		fprintf(out, "%.2f", rho);
-	fprintf(out, "; %zu aborted or reset of %zu\n", aborted, in->n);
+		v->peak_concurrency, isnan(v->rho) ? "n/a" : "");
+	if (!isnan(v->rho))
+		fprintf(out, "%.2f", v->rho);
+	fprintf(out, "; %zu aborted or reset of %zu\n", v->aborted, v->n);
 	fprintf(out, "  host:        on CPU %.1f%%, waiting for a CPU (queueing.cpu) %.1f%%, "
 		     "socket queueing %.1f%%, other %.1f%%\n",
 		100 * part[P_HOST] / whole, 100 * part[LS_S_Q_CPU] / whole,
 		100 * part[LS_S_Q_SOCKET] / whole, 100 * part[P_OTHER] / whole);
-	if (!in->have_engine || !in->have_gpu || !in->have_sched)
+	if (!v->have_engine || !v->have_gpu || !v->have_sched)
 		fprintf(out, "  missing:     %s%s%s(their parts are not claimed)\n",
-			in->have_engine ? "" : "engine events (queueing.engine inferred or absent) ",
-			in->have_gpu ? "" : "GPU timings (no compute/transfer) ",
-			in->have_sched ? "" : "scheduler events (no host/queueing.cpu) ");
+			v->have_engine ? "" : "engine events (queueing.engine inferred or absent) ",
+			v->have_gpu ? "" : "GPU timings (no compute/transfer) ",
+			v->have_sched ? "" : "scheduler events (no host/queueing.cpu) ");
 	fprintf(out, "verdict: %s dominates %s (%.1f%% of it, %s %.1f%%)\n  try: %s\n",
 		part_name(best), what, 100 * part[best] / whole, ls_comp_name(part_comp(best)),
 		100 * comp[part_comp(best)] / whole, remedy(best));
-	free(px);
-	free(py);
-	return part_name(best);
+}
+
+void ls_verdict_json(FILE *out, const struct ls_verdict *v)
+{
+	fprintf(out, "{\"type\":\"verdict\",\"of\":\"%s\",\"requests\":%zu,\"judged\":%zu,",
+		v->ttft ? "ttft" : "latency", v->n, v->judged);
+	if (v->best < 0) {
+		fprintf(out, "\"dominant\":null}\n");
+		return;
+	}
+	fprintf(out, "\"dominant\":\"%s\",\"component\":\"%s\",\"share\":%.4f,"
+		     "\"component_share\":%.4f,",
+		part_name(v->best), ls_comp_name(part_comp(v->best)), v->part[v->best] / v->whole,
+		v->comp[part_comp(v->best)] / v->whole);
+	ls_json_kv_str(out, "remedy", remedy(v->best), true);
+	fprintf(out, "\"components\":{");
+	for (int c = 0; c < LS_C_N; c++)
+		fprintf(out, "%s\"%s\":%.4f", c ? "," : "", ls_comp_name(c), v->comp[c] / v->whole);
+	fprintf(out, "},\"parts\":{");
+	for (int p = 0; p < P_N; p++)
+		fprintf(out, "%s\"%s\":%.4f", p ? "," : "", part_name(p), v->part[p] / v->whole);
+	fprintf(out, "},\"retransmits\":%llu,\"peak_concurrency\":%d,", (unsigned long long)v->retrans,
+		v->peak_concurrency);
+	if (isnan(v->rho))
+		fprintf(out, "\"prompt_ttft_correlation\":null,");
+	else
+		fprintf(out, "\"prompt_ttft_correlation\":%.4f,", v->rho);
+	fprintf(out, "\"aborted\":%zu,\"preempted\":%zu,\"batch_mean\":%.2f,\"batch_max\":%u,"
+		     "\"missing\":[",
+		v->aborted, v->preempted, v->batch_mean, v->batch_max);
+	const char *missing[3] = {v->have_engine ? NULL : "engine", v->have_gpu ? NULL : "gpu",
+				  v->have_sched ? NULL : "sched"};
+	for (int i = 0, first = 1; i < 3; i++)
+		if (missing[i]) {
+			fprintf(out, "%s\"%s\"", first ? "" : ",", missing[i]);
+			first = 0;
+		}
+	fprintf(out, "]}\n");
+}
+
+const char *ls_verdict(FILE *out, const struct ls_verdict_in *in)
+{
+	struct ls_verdict v;
+
+	ls_verdict_compute(in, &v);
+	ls_verdict_print(out, &v);
+	return ls_verdict_dominant(&v);
 }

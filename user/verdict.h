@@ -24,8 +24,32 @@ struct ls_verdict_in {
 	bool have_gpu, have_sched, have_engine;
 };
 
-/* Writes the verdict section; returns the dominant sub-part's name (or a
- * component's), or NULL when there is nothing to judge. */
+/* Parts the verdict weighs: every sub-part, plus host and other. */
+#define LS_VERDICT_HOST LS_S_N
+#define LS_VERDICT_OTHER (LS_S_N + 1)
+#define LS_VERDICT_PARTS (LS_S_N + 2)
+
+/* The verdict as data: every sink renders it (text, JSON, ...). Shares are
+ * of `whole`, the summed latency (or TTFT) of the `judged` requests. */
+struct ls_verdict {
+	bool ttft, have_engine, have_gpu, have_sched;
+	size_t n, judged, aborted, preempted, joined, nbatch;
+	double whole, part[LS_VERDICT_PARTS], comp[LS_C_N];
+	unsigned long long retrans;
+	double batch_mean, rho; /* rho: prompt size vs TTFT, NAN when meaningless */
+	uint32_t batch_max;
+	int peak_concurrency;
+	int best; /* dominant part, -1: nothing to judge */
+};
+
+void ls_verdict_compute(const struct ls_verdict_in *in, struct ls_verdict *v);
+/* The dominant sub-part's name ("host", "other" too), or NULL. */
+const char *ls_verdict_dominant(const struct ls_verdict *v);
+/* The report's verdict section. */
+void ls_verdict_print(FILE *out, const struct ls_verdict *v);
+/* One JSON record, {"type":"verdict",...}, the last line of report --json. */
+void ls_verdict_json(FILE *out, const struct ls_verdict *v);
+/* compute + print; returns ls_verdict_dominant. */
 const char *ls_verdict(FILE *out, const struct ls_verdict_in *in);
 
 #endif

@@ -66,8 +66,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "live-replay: %s\n", err);
 		return 1;
 	}
+	struct ls_verdict v;
 	for (size_t i = 0; i < a.n; i++)
 		ls_request_json(stdout, &a.v[i], &a.split[i], &a.join[i]);
+	ls_analysis_verdict(&a, false, &v);
+	ls_verdict_json(stdout, &v);
 	ls_analysis_free(&a);
 	ls_reader_close(rd);
 	return 0;

@@ -37,7 +37,7 @@ def main():
     ap.add_argument("--path", default="/v1/completions")
     a = ap.parse_args()
     t0, t1 = (int(x) for x in a.window.split(","))
-    rs = [json.loads(l) for l in open(a.report)]
+    rs = [r for r in map(json.loads, open(a.report)) if r.get("type") != "verdict"]
     cl = [json.loads(l) for f in a.clients for l in open(f)]
     by_xid = {}
     for r in rs:

@@ -29,7 +29,7 @@ stop_recording 0.5
 "$LS" report --json "$T/cap.data" >"$T/r.jsonl" 2>"$T/r.err"
 python3 - "$T/r.jsonl" $PORT <<'PY'
 import json, sys, collections
-rs = sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda r: r["id"])
+rs = sorted([r for r in map(json.loads, open(sys.argv[1])) if r.get("type") != "verdict"], key=lambda r: r["id"])
 conns = collections.defaultdict(list)
 for r in rs:
     conns[r["conn_id"]].append((r["method"], r["path"], r["status"], r["outcome"]))
