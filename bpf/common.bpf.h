@@ -28,8 +28,6 @@ struct {
 	__uint(max_entries, 16 << 20); /* resized by user space before load */
 } events SEC(".maps");
 
-#define LS_STACK_DEPTH 127
-
 /* Stacks of samples and of blocking switches; user space dumps it at the end
  * of a recording. Failures (full, collisions) are counted in stack_errs. */
 struct {
@@ -116,9 +114,9 @@ struct {
 	__type(value, struct io_inflight);
 } io_inflight SEC(".maps");
 
-/* tracked_ports values */
-#define PORT_USER 1 /* named with --port: never removed */
-#define PORT_AUTO 2 /* a tracked process listens on it */
+/* tracked_ports values (events.h) */
+#define PORT_USER LS_PORT_USER
+#define PORT_AUTO LS_PORT_AUTO
 
 static __always_inline bool tgid_tracked(__u32 tgid)
 {

@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "capture.h"
+#include "latsplit/engine.h"
 #include "redact.h"
 
 #define ALIGN8(x) (((x) + 7u) & ~(size_t)7u)
@@ -54,6 +55,17 @@ static const struct {
 	[LS_REC_DROPS] = {"drops", sizeof(struct ls_rec_drops)},
 	[LS_REC_STATS] = {"stats", sizeof(struct ls_rec_stats)},
 };
+
+/* engine.h's GPU record is copied whole, by the BPF side, into ls_ev_gpu
+ * after its header: the two layouts must agree. */
+_Static_assert(sizeof(struct ls_gpu_record) == sizeof(struct ls_ev_gpu) - sizeof(struct ls_hdr),
+	       "ls_gpu_record and ls_ev_gpu differ in size");
+_Static_assert(offsetof(struct ls_gpu_record, name) ==
+		       offsetof(struct ls_ev_gpu, name) - sizeof(struct ls_hdr),
+	       "ls_gpu_record and ls_ev_gpu differ in layout");
+_Static_assert(offsetof(struct ls_gpu_record, correlation) ==
+		       offsetof(struct ls_ev_gpu, correlation) - sizeof(struct ls_hdr),
+	       "ls_gpu_record and ls_ev_gpu differ in layout");
 
 size_t ls_record_min_size(__u16 type)
 {

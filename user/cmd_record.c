@@ -321,7 +321,7 @@ static int on_record(void *ctx, void *data, size_t size)
 struct stack_copy {
 	__s32 id;
 	int n;
-	unsigned long long ips[127];
+	unsigned long long ips[LS_STACK_DEPTH];
 };
 
 static int copy_cmp(const void *a, const void *b)
@@ -334,7 +334,7 @@ static int copy_cmp(const void *a, const void *b)
  * symbolized, so the capture reports the same on another machine. */
 static void write_stacks(struct recorder *r, bool symbolize)
 {
-	unsigned long long ips[127];
+	unsigned long long ips[LS_STACK_DEPTH];
 	_Alignas(8) unsigned char buf[sizeof(struct ls_rec_stack) + sizeof(ips)];
 	struct ls_rec_stack *st = (void *)buf;
 	__u32 id = 0;
@@ -344,7 +344,7 @@ static void write_stacks(struct recorder *r, bool symbolize)
 	size_t cap = 0, nst = 0;
 	struct stack_copy *all = NULL;
 
-	while ((n = ls_bpf_stack_next(r->bpf, &id, &have, ips, 127)) > 0) {
+	while ((n = ls_bpf_stack_next(r->bpf, &id, &have, ips, LS_STACK_DEPTH)) > 0) {
 		memset(st, 0, sizeof(*st));
 		st->h.type = LS_REC_STACK;
 		st->h.size = sizeof(*st) + n * sizeof(__u64);

@@ -13,6 +13,7 @@
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "latsplit/capture.h"
 #include "latsplit/events.h"
@@ -83,6 +84,52 @@ static void table(struct ls_bpf *b)
 	t[b->ntps++] = TP(b->net, tcp_send_reset, LS_SRC_TCP_RESET, false);
 	t[b->ntps++] = TP(b->net, tcp_receive_reset, LS_SRC_TCP_RESET, false);
 	t[b->ntps++] = TP(b->net, tcp_destroy_sock, LS_SRC_TCP_DESTROY, false);
+}
+
+/* Sets a `const volatile` variable of obj's .rodata by name, from its BTF.
+ * Returns false when the object has no such variable. */
+static bool set_rodata(struct bpf_object *obj, const char *name, const void *val, size_t size)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	struct bpf_map *m;
+	void *data = NULL;
+	size_t len = 0;
+
+	bpf_object__for_each_map(m, obj) {
+		const char *mn = bpf_map__name(m);
+		size_t ml = strlen(mn);
+		if (ml >= 7 && !strcmp(mn + ml - 7, ".rodata"))
+			data = (void *)bpf_map__initial_value(m, &len); /* the mmap skeletons write */
+	}
+	int id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+	if (!data || id < 0)
+		return false;
+	const struct btf_type *sec = btf__type_by_id(btf, id);
+	const struct btf_var_secinfo *vs = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *var = btf__type_by_id(btf, vs->type);
+		if (strcmp(btf__name_by_offset(btf, var->name_off), name) || vs->size != size ||
+		    vs->offset + size > len)
+			continue;
+		memcpy((char *)data + vs->offset, val, size);
+		return true;
+	}
+	return false;
+}
+
+/* The rodata every domain shares (common.bpf.h), set in one place for every
+ * object: a new domain cannot forget one (and trace the agent itself). */
+static void set_shared_rodata(struct bpf_object *const *objs, int n, const struct ls_bpf_opts *o)
+{
+	bool track_all = o->track_all;
+	__u32 self = getpid();
+	__u64 wakeup = o->ringbuf_bytes / 4;
+
+	for (int i = 0; i < n; i++) {
+		set_rodata(objs[i], "track_all", &track_all, sizeof(track_all));
+		set_rodata(objs[i], "self_tgid", &self, sizeof(self));
+		set_rodata(objs[i], "wakeup_bytes", &wakeup, sizeof(wakeup));
+	}
 }
 
 /* Appends an item to a ", "-separated line (truncated if full). */
@@ -322,7 +369,7 @@ static void start_sampling(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long long *ips, int max)
 {
 	int fd = bpf_map__fd(b->sched->maps.stacks);
-	__u64 val[127];
+	__u64 val[LS_STACK_DEPTH];
 	__u32 next;
 
 	for (;;) {
@@ -333,7 +380,7 @@ int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long lon
 		if (bpf_map_lookup_elem(fd, &next, val))
 			continue;
 		int n = 0;
-		while (n < 127 && n < max && val[n]) {
+		while (n < LS_STACK_DEPTH && n < max && val[n]) {
 			ips[n] = val[n];
 			n++;
 		}
@@ -392,24 +439,12 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 		snprintf(err, errlen, "opening BPF objects: %s", strerror(errno));
 		goto fail;
 	}
-	b->sched->rodata->track_all = opts->track_all;
-	b->net->rodata->track_all = opts->track_all;
-	b->sock->rodata->track_all = opts->track_all;
-	b->sched->rodata->self_tgid = b->net->rodata->self_tgid = b->sock->rodata->self_tgid =
-		getpid();
-	b->sched->rodata->wakeup_bytes = b->net->rodata->wakeup_bytes =
-		b->sock->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
+	/* Every object of bpf/: a new domain is one entry here and its .bpf.c. */
+	struct bpf_object *const objs[] = {b->sched->obj, b->net->obj,	  b->sock->obj,
+					   b->engine->obj, b->gpu->obj, b->profile->obj};
+	set_shared_rodata(objs, sizeof(objs) / sizeof(objs[0]), opts);
 	b->sock->rodata->capture_bytes = opts->capture_bytes;
-	b->engine->rodata->track_all = opts->track_all;
-	b->engine->rodata->self_tgid = getpid();
-	b->engine->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
-	b->gpu->rodata->track_all = opts->track_all;
-	b->gpu->rodata->self_tgid = getpid();
-	b->gpu->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
-	b->profile->rodata->track_all = opts->track_all;
 	b->profile->rodata->sample_all = opts->sample_all;
-	b->profile->rodata->self_tgid = getpid();
-	b->profile->rodata->wakeup_bytes = opts->ringbuf_bytes / 4;
 	b->sched->rodata->want_stacks = opts->offcpu_stacks;
 	b->engine->rodata->want_stacks = opts->offcpu_stacks || opts->sample_freq;
 	b->sched->rodata->want_io = !opts->no_sock;
@@ -499,7 +534,7 @@ int ls_bpf_track_pid(struct ls_bpf *b, pid_t pid)
 int ls_bpf_track_port(struct ls_bpf *b, unsigned short port, bool user)
 {
 	__u16 key = port;
-	__u8 val = user ? 1 : 2; /* PORT_USER / PORT_AUTO in common.bpf.h */
+	__u8 val = user ? LS_PORT_USER : LS_PORT_AUTO;
 
 	return bpf_map__update_elem(b->sched->maps.tracked_ports, &key, sizeof(key), &val,
 				    sizeof(val), BPF_ANY);

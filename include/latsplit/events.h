@@ -21,6 +21,11 @@
 
 #define LS_COMM_LEN 16
 #define LS_FILENAME_LEN 128
+/* Frames per stack in the shared stack map (kernel and user alike). */
+#define LS_STACK_DEPTH 127
+/* Values of the tracked_ports filter map. */
+#define LS_PORT_USER 1 /* followed: named with --port, or a -p process's listener at start */
+#define LS_PORT_AUTO 2 /* a tracked process listens on it: dropped when it closes */
 
 /* Record types. 1..127 come from the kernel, 128.. from user space. */
 enum ls_type {
