@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@
 #define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
 #define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
 #define LS_REDACT_SLOTS 4096
+#define MAX_DURATION_S 31536000 /* -d: a year; larger values overflowed the ns deadline */
 
 struct recorder {
 	struct ls_writer *w;
@@ -50,6 +52,8 @@ struct recorder {
 	int ntargets, targets_alive;
 	__u64 start_ts;
 	int write_err;
+	ino_t w_ino; /* the file written, to tell if another recorder replaced it */
+	dev_t w_dev;
 	_Alignas(8) unsigned char procbuf[LS_PROC_INFO_MAX];
 	/* per stream direction (hashed): the last payload ended inside a
 	 * credential header value, so the next one starts with its rest */
@@ -109,6 +113,7 @@ static int add_list(const char *cmd, const char *arg, unsigned long max, unsigne
 		    int *n, int cap, const char *what)
 {
 	char *copy = strdup(arg), *save = NULL;
+	int added = 0;
 
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		unsigned long v;
@@ -119,9 +124,32 @@ static int add_list(const char *cmd, const char *arg, unsigned long max, unsigne
 			return -1;
 		}
 		vals[(*n)++] = v;
+		added++;
 	}
 	free(copy);
+	if (!added) { /* "--port ," once meant: no filter, every process */
+		ls_err(cmd, "bad %s list '%s' (expected 1..%lu, comma-separated)", what, arg, max);
+		return -1;
+	}
 	return 0;
+}
+
+/* A regular file that starts with the ELF magic. */
+static bool is_elf(const char *path)
+{
+	struct stat st;
+	char magic[4];
+	int fd;
+	bool ok;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	ok = read(fd, magic, 4) == 4 && !memcmp(magic, "\177ELF", 4);
+	close(fd);
+	return ok;
 }
 
 static void write_record(struct recorder *r, const struct ls_hdr *h)
@@ -521,6 +549,8 @@ static pid_t spawn_waiting(char **argv, int *go_fd)
 	int pfd[2];
 	pid_t pid;
 
+	pid_t parent = getpid();
+
 	if (pipe2(pfd, O_CLOEXEC))
 		return -1;
 	pid = fork();
@@ -532,6 +562,11 @@ static pid_t spawn_waiting(char **argv, int *go_fd)
 		close(pfd[1]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		/* the command never outlives a killed recorder (perf record does
+		 * the same): no orphan left running */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127); /* the recorder died before prctl */
 		if (read(pfd[0], &c, 1) != 1)
 			_exit(127); /* recorder failed before starting us */
 		execvp(argv[0], argv);
@@ -541,6 +576,24 @@ static pid_t spawn_waiting(char **argv, int *go_fd)
 	close(pfd[0]);
 	*go_fd = pfd[1];
 	return pid;
+}
+
+/* Another `record -o` of the same path moved this capture to PATH.old while
+ * it was written: say where the data is, not a name that now holds another. */
+static void replaced_warning(const char *path, ino_t ino, dev_t dev)
+{
+	struct stat st;
+	char old[4096];
+
+	if (!ino || (stat(path, &st) == 0 && st.st_ino == ino && st.st_dev == dev))
+		return;
+	snprintf(old, sizeof(old), "%s.old", path);
+	if (stat(old, &st) == 0 && st.st_ino == ino && st.st_dev == dev)
+		fprintf(stderr, "latsplit record: warning: %s was replaced while recording (another "
+				"record -o %s?); this capture is now %s\n", path, path, old);
+	else
+		fprintf(stderr, "latsplit record: warning: %s was moved or removed while recording; "
+				"this capture is no longer there\n", path);
 }
 
 static void print_summary(const struct recorder *r, const char *path, __u64 dur_ns,
@@ -599,7 +652,7 @@ int cmd_record(int argc, char **argv)
 	struct ls_file_hdr hdr;
 	pid_t child = -1;
 	int child_status = 0;
-	bool child_done = false;
+	bool child_done = false, child_killed = false; /* killed: by us, at the end */
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+o:d:p:m:z:F:avh", longopts, NULL)) != -1) {
@@ -608,8 +661,10 @@ int cmd_record(int argc, char **argv)
 			path = optarg;
 			break;
 		case 'd':
-			if (!ls_parse_double(optarg, &duration) || duration <= 0) {
-				ls_err("record", "bad duration '%s' (seconds, e.g. 3 or 0.5)", optarg);
+			if (!ls_parse_double(optarg, &duration) || !(duration > 0) ||
+			    duration > MAX_DURATION_S) {
+				ls_err("record", "-d %s: expected seconds, more than 0 and at most %d "
+				       "(a year), e.g. 3 or 0.5", optarg, MAX_DURATION_S);
 				return EXIT_USAGE;
 			}
 			break;
@@ -682,16 +737,21 @@ int cmd_record(int argc, char **argv)
 			debug_dir = optarg;
 			break;
 		case 'L':
-			if (access(optarg, R_OK)) {
-				ls_err("record", "--cuda-lib %s: %s", optarg, strerror(errno));
+			if (!is_elf(optarg)) {
+				ls_err("record", "--cuda-lib %s: %s", optarg,
+				       access(optarg, R_OK) ? strerror(errno)
+							    : "not an ELF shared object (expected libcuda.so.1)");
 				return EXIT_USAGE;
 			}
 			if (ncuda_paths < 4)
 				cuda_paths[ncuda_paths++] = optarg;
 			break;
 		case 'E':
-			if (access(optarg, R_OK)) {
-				ls_err("record", "--engine-lib %s: %s", optarg, strerror(errno));
+			if (!is_elf(optarg)) {
+				ls_err("record", "--engine-lib %s: %s", optarg,
+				       access(optarg, R_OK) ? strerror(errno)
+							    : "not an ELF shared object (expected "
+							      "liblatsplit-engine.so or an engine with its probes)");
 				return EXIT_USAGE;
 			}
 			if (nengine_paths < 8)
@@ -809,6 +869,10 @@ int cmd_record(int argc, char **argv)
 		ls_err("record", "cannot create %s: %s", path, strerror(-e));
 		goto out;
 	}
+	if (stat(path, &sb) == 0) {
+		r.w_ino = sb.st_ino;
+		r.w_dev = sb.st_dev;
+	}
 
 	for (int i = 0; i < nports; i++)
 		ls_bpf_track_port(r.bpf, ports[i], true);
@@ -834,6 +898,7 @@ int cmd_record(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL); /* a closed terminal: stop cleanly, trailer included */
 	r.start_ts = ls_now_ns();
 	if (go_fd >= 0) {
 		if (write(go_fd, "g", 1) != 1)
@@ -889,7 +954,7 @@ int cmd_record(int argc, char **argv)
 	if (child > 0 && !child_done) {
 		kill(child, SIGTERM);
 		waitpid(child, &child_status, 0);
-		child_done = true;
+		child_done = child_killed = true;
 		ls_bpf_poll(r.bpf, 0);
 	}
 	__u64 stop_ts = ls_now_ns(); /* tracing ends; stacks and symbols follow */
@@ -931,8 +996,19 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)r.request_heads,
 			r.request_heads ? "" : " (see latsplit report for why)");
 	rc = 0;
-	if (child_done && WIFEXITED(child_status) && WEXITSTATUS(child_status) == 127)
-		ls_err("record", "the command could not be started (exit 127)");
+	/* like perf record: the command's own status is record's */
+	if (child_done && WIFEXITED(child_status)) {
+		rc = WEXITSTATUS(child_status);
+		if (rc == 127)
+			ls_err("record", "the command could not be started (exit 127)");
+		else if (rc)
+			fprintf(stderr, "latsplit record: the command exited with status %d\n", rc);
+	} else if (child_done && WIFSIGNALED(child_status) && !child_killed) {
+		rc = 128 + WTERMSIG(child_status);
+		fprintf(stderr, "latsplit record: the command was killed by signal %d\n",
+			WTERMSIG(child_status));
+	}
+	replaced_warning(path, r.w_ino, r.w_dev);
 	goto out;
 close_out:
 	ls_writer_close(r.w, NULL, NULL);

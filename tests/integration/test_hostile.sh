@@ -34,3 +34,55 @@ for p in fifo dir; do
 done
 check "hostile.flame_fifo: flame symbolizing from a FIFO or a directory neither hangs nor fails; ${bad[*]:-}" \
   [ ${#bad[@]} -eq 0 ]
+
+# Findings 6-8: exit status and durations, signals, silent surprises.
+rcs=()
+"$LS" record -o "$T/st1.data" -- false >/dev/null 2>&1; rcs+=("false:$?")
+"$LS" record -o "$T/st2.data" -- sh -c 'exit 3' >/dev/null 2>&1; rcs+=("exit3:$?")
+"$LS" record -o "$T/st3.data" -- /nonexistent >/dev/null 2>&1; rcs+=("nonexistent:$?")
+check "hostile.exit_status: record passes the command's status on (${rcs[*]}; want false:1 exit3:3 nonexistent:127)" \
+  [ "${rcs[*]}" = "false:1 exit3:3 nonexistent:127" ]
+
+bad=()
+for args in "-d inf" "-d 1e300" "-d nan" "-d -1" "--port ," "-p ," "--port 70000" \
+            "--engine-lib /etc/passwd" "--cuda-lib /etc/passwd"; do
+  # shellcheck disable=SC2086
+  timeout 10 "$LS" record -o "$T/bad.data" $args >/dev/null 2>"$T/bad.err"; rc=$?
+  [[ $rc -eq 2 && $(wc -l <"$T/bad.err") -eq 1 ]] || bad+=("'$args': rc $rc, $(head -c 120 "$T/bad.err")")
+done
+check "hostile.bad_values: each refused with exit 2 and one line; ${bad[*]:-}" [ ${#bad[@]} -eq 0 ]
+
+links_before=$(bpftool link show 2>/dev/null | grep -c '^[0-9]')
+"$LS" record -o "$T/hup.data" -- sleep 30 >/dev/null 2>&1 &
+rp=$!
+sleep 4
+child=$(pgrep -P $rp sleep)
+kill -HUP $rp; wait $rp; rc=$?
+"$LS" dump "$T/hup.data" 2>&1 | grep -q 'no end-of-capture trailer'; notrailer=$?
+sleep 0.5
+good=1
+[[ $rc -eq 0 && $notrailer -ne 0 && -n $child ]] && ! kill -0 "$child" 2>/dev/null && good=0
+check "hostile.sighup: SIGHUP stops record cleanly (exit $rc, trailer written, command $child ended)" [ $good -eq 0 ]
+
+"$LS" record -o "$T/kill.data" -- sleep 30 >/dev/null 2>&1 &
+rp=$!
+sleep 4
+child=$(pgrep -P $rp sleep)
+links_during=$(bpftool link show 2>/dev/null | grep -c '^[0-9]')
+kill -KILL $rp; wait $rp 2>/dev/null
+# the kernel tears the recorder's BPF objects down as it exits (seconds)
+for i in $(seq 100); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
+links_after=$(bpftool link show 2>/dev/null | grep -c '^[0-9]')
+"$LS" report "$T/kill.data" >/dev/null 2>&1; rrc=$?
+good=1
+[[ -n $child ]] && ! kill -0 "$child" 2>/dev/null && [[ $links_after -eq $links_before && $links_during -gt $links_before && $rrc -eq 0 ]] && good=0
+check "hostile.sigkill: after SIGKILL the command $child is gone, BPF links $links_before -> $links_during while recording -> $links_after, the partial capture reads (report exit $rrc)" \
+  [ $good -eq 0 ]
+
+"$LS" record -o "$T/same.data" -d 6 --port 1 >/dev/null 2>"$T/same1.err" &
+r1=$!
+sleep 4
+"$LS" record -o "$T/same.data" -d 1 --port 1 >/dev/null 2>"$T/same2.err"
+wait $r1
+check "hostile.same_output: the first of two recorders on one -o says its data is now in .old" \
+  grep -q "was replaced while recording.*same.data.old" "$T/same1.err"

@@ -55,7 +55,7 @@ fi
 # The same total, attributed to requests by `report`.
 "$LS" report --json "$T/cap.data" 2>/dev/null >"$T/report.jsonl"
 per_req=$(python3 -c 'import json,sys; print(sum(r["retransmits"] for r in map(json.loads, open(sys.argv[1])) if r.get("type") != "verdict"))' "$T/report.jsonl")
-nreq=$(wc -l <"$T/report.jsonl")
+nreq=$(grep -vc '"type":"verdict"' "$T/report.jsonl")
 info "report: $nreq requests, retransmits summed over requests: $per_req"
 if [[ $nreq -eq 60 && $per_req -eq $segs ]] && within "$per_req" "$delta"; then
   pass "retrans.per_request: $per_req (all captured: $segs; nstat $delta) over $nreq requests"
