@@ -138,9 +138,17 @@ $(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/http.c user/http.h | $(BUILD)
 	$(Q)$(CLANG) -std=gnu11 -g -O1 -Iuser -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_http.c user/http.c
 
-fuzz: $(BUILD)/fuzz-http
-	@mkdir -p $(BUILD)/fuzz-corpus
+# Everything that reads a capture (reader, formatters, analysis core).
+$(BUILD)/fuzz-capture: tests/fuzz/fuzz_capture.c $(LIB_SRCS) $(USER_HDRS) include/latsplit/*.h | $(BUILD)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) -std=gnu11 -g -O1 -Iinclude -Iuser -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_capture.c $(LIB_SRCS) -lz -lelf -lm -lpthread
+
+fuzz: $(BUILD)/fuzz-http $(BUILD)/fuzz-capture
+	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-capture-corpus
 	$(BUILD)/fuzz-http -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-corpus tests/fuzz/seeds
+	$(BUILD)/fuzz-capture -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
+		$(BUILD)/fuzz-capture-corpus tests/fuzz/capture-seeds
 
 $(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o
 	$(call msg,CC,$@)
@@ -162,7 +170,8 @@ $(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/capture.o 
 # deps first, then the build in a second make: with -j the prerequisites of
 # one target may run in parallel, and nothing may build before gcc exists.
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http $(BUILD)/san/latsplit
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http $(BUILD)/fuzz-capture \
+		$(BUILD)/san/latsplit
 	@tests/run.sh
 
 # The README's two set-up commands in a minimal Debian 12 chroot (needs root).

@@ -51,6 +51,17 @@ if [[ -x build/fuzz-http ]]; then
   else failed=$((failed + 1)); echo "FAIL fuzz/http (log: $log_dir/fuzz-http.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi
 fi
 
+# Everything that reads a capture: reader, formatters, analysis core.
+if [[ -x build/fuzz-capture ]]; then
+  mkdir -p build/fuzz-capture-corpus
+  out=$(build/fuzz-capture -max_total_time=${FUZZ_SECONDS:-15} -max_len=8192 -timeout=10 \
+    build/fuzz-capture-corpus tests/fuzz/capture-seeds 2>&1); rc=$?
+  echo "$out" > "$log_dir/fuzz-capture.log"
+  runs=$(grep -o 'Done [0-9]* runs' <<<"$out" | tail -1)
+  if [[ $rc -eq 0 ]]; then passed=$((passed + 1)); echo "PASS fuzz/capture ($runs)"
+  else failed=$((failed + 1)); echo "FAIL fuzz/capture (log: $log_dir/fuzz-capture.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi
+fi
+
 if [[ $unit_only -eq 0 ]]; then
   for t in tests/integration/test_*.sh; do
     name=$(basename "$t" .sh)

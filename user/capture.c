@@ -457,8 +457,44 @@ struct ls_reader {
 	__u32 raw_nrec, raw_seen;
 	__u64 cur_span;
 	bool done;
+	bool borrowed; /* map is the caller's (ls_reader_open_mem) */
 	struct ls_reader_stats st;
 };
+
+/* The file header at r->map: magic, versions, CRC. 0 or -errno (err set). */
+static int reader_check(struct ls_reader *r, const char *path, char *err, size_t errlen)
+{
+	int e;
+
+	memcpy(&r->hdr, r->map, sizeof(r->hdr));
+	if (memcmp(r->hdr.magic, LS_FILE_MAGIC, 8)) {
+		snprintf(err, errlen, "%s: not a latsplit capture (bad magic)", path);
+		e = -EINVAL;
+	} else if (r->hdr.version != LS_FILE_VERSION) {
+		snprintf(err, errlen,
+			 "%s: capture format version %u; this latsplit reads version %u: use a "
+			 "matching latsplit",
+			 path, r->hdr.version, LS_FILE_VERSION);
+		e = -EPROTO;
+	} else if (r->hdr.crc != crc_of(&r->hdr, offsetof(struct ls_file_hdr, crc))) {
+		snprintf(err, errlen, "%s: capture header damaged (CRC mismatch); the file is corrupt",
+			 path);
+		e = -EBADMSG;
+	} else if (r->hdr.abi_version != LS_ABI_VERSION) {
+		snprintf(err, errlen, "%s: event ABI version %u; this latsplit reads %u", path,
+			 r->hdr.abi_version, LS_ABI_VERSION);
+		e = -EPROTO;
+	} else {
+		r->hdr.hostname[sizeof(r->hdr.hostname) - 1] = '\0';
+		r->hdr.release[sizeof(r->hdr.release) - 1] = '\0';
+		r->hdr.machine[sizeof(r->hdr.machine) - 1] = '\0';
+		r->hdr.cmdline[sizeof(r->hdr.cmdline) - 1] = '\0';
+		r->off = sizeof(r->hdr);
+		return 0;
+	}
+	return e;
+}
+
 
 int ls_reader_open(struct ls_reader **out, const char *path, char *err, size_t errlen)
 {
@@ -499,36 +535,39 @@ int ls_reader_open(struct ls_reader **out, const char *path, char *err, size_t e
 		free(r);
 		return e;
 	}
-	memcpy(&r->hdr, r->map, sizeof(r->hdr));
-	if (memcmp(r->hdr.magic, LS_FILE_MAGIC, 8)) {
-		snprintf(err, errlen, "%s: not a latsplit capture (bad magic)", path);
-		e = -EINVAL;
-	} else if (r->hdr.version != LS_FILE_VERSION) {
-		snprintf(err, errlen,
-			 "%s: capture format version %u; this latsplit reads version %u: use a "
-			 "matching latsplit",
-			 path, r->hdr.version, LS_FILE_VERSION);
-		e = -EPROTO;
-	} else if (r->hdr.crc != crc_of(&r->hdr, offsetof(struct ls_file_hdr, crc))) {
-		snprintf(err, errlen, "%s: capture header damaged (CRC mismatch); the file is corrupt",
-			 path);
-		e = -EBADMSG;
-	} else if (r->hdr.abi_version != LS_ABI_VERSION) {
-		snprintf(err, errlen, "%s: event ABI version %u; this latsplit reads %u", path,
-			 r->hdr.abi_version, LS_ABI_VERSION);
-		e = -EPROTO;
-	} else {
-		r->hdr.hostname[sizeof(r->hdr.hostname) - 1] = '\0';
-		r->hdr.release[sizeof(r->hdr.release) - 1] = '\0';
-		r->hdr.machine[sizeof(r->hdr.machine) - 1] = '\0';
-		r->hdr.cmdline[sizeof(r->hdr.cmdline) - 1] = '\0';
-		r->off = sizeof(r->hdr);
+	e = reader_check(r, path, err, errlen);
+	if (!e) {
 		*out = r;
 		return 0;
 	}
 	munmap((void *)r->map, r->size);
 	free(r);
 	return e;
+}
+
+int ls_reader_open_mem(struct ls_reader **out, const void *buf, size_t len, char *err,
+		       size_t errlen)
+{
+	struct ls_reader *r;
+	int e;
+
+	if (len < sizeof(struct ls_file_hdr)) {
+		snprintf(err, errlen, "capture: %zu bytes, shorter than a header", len);
+		return -EINVAL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->map = buf;
+	r->size = len;
+	r->borrowed = true;
+	e = reader_check(r, "capture", err, errlen);
+	if (e) {
+		free(r);
+		return e;
+	}
+	*out = r;
+	return 0;
 }
 
 const struct ls_file_hdr *ls_reader_header(const struct ls_reader *r)
@@ -713,7 +752,8 @@ void ls_reader_close(struct ls_reader *r)
 {
 	if (!r)
 		return;
-	munmap((void *)r->map, r->size);
+	if (!r->borrowed)
+		munmap((void *)r->map, r->size);
 	free(r->raw);
 	free(r);
 }

@@ -71,6 +71,9 @@ struct ls_reader_stats {
 /* Opens and checks the file header. On failure returns negative errno and
  * writes a one-line reason into err. */
 int ls_reader_open(struct ls_reader **out, const char *path, char *err, size_t errlen);
+/* The same over a capture already in memory (buf must outlive the reader). */
+int ls_reader_open_mem(struct ls_reader **out, const void *buf, size_t len, char *err,
+		       size_t errlen);
 const struct ls_file_hdr *ls_reader_header(const struct ls_reader *r);
 /* Next record: 1 and *rec set (valid until the next call), 0 at end. */
 int ls_reader_next(struct ls_reader *r, const struct ls_hdr **rec);

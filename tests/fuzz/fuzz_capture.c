@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libFuzzer target for everything that reads a capture: the reader (file
+ * header, frames, CRCs, resynchronisation), the text and JSON formatters of
+ * dump, and the analysis core behind report and flame (correlator, HTTP,
+ * timeline, join, attribution, verdict). Every id, count, length and index
+ * in a capture is hostile.
+ *
+ * The first byte picks the mode:
+ *  - odd: the rest is a capture file as is (framing, damage, truncation);
+ *  - even: the rest is a stream of raw records, which the harness wraps in a
+ *    valid header and one zlib frame with correct CRCs, so mutations reach
+ *    the record consumers instead of dying at a CRC check.
+ * Must not crash, leak or hang (every loop bounded by lengths from the file).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "analysis.h"
+#include "capture.h"
+#include "format.h"
+#include "out/request_json.h"
+
+static FILE *sink(void)
+{
+	static FILE *null;
+
+	if (!null)
+		null = fopen("/dev/null", "w");
+	return null;
+}
+
+static void consume(struct ls_reader *rd)
+{
+	struct ls_analysis a = {0};
+	const struct ls_hdr *rec;
+	char err[256];
+	struct ls_verdict v;
+
+	ls_format_header(sink(), ls_reader_header(rd), true);
+	if (ls_analysis_begin(&a, ls_reader_header(rd)->track_all, NULL, 0, err, sizeof(err)))
+		return;
+	while (ls_reader_next(rd, &rec) == 1) {
+		ls_format_record(sink(), rec, 0, false);
+		ls_format_record(sink(), rec, 0, true);
+		if (ls_analysis_push(&a, rec))
+			break;
+	}
+	ls_reader_loss_line(rd, err, sizeof(err));
+	if (!ls_analysis_end(&a, err, sizeof(err))) {
+		for (size_t i = 0; i < a.n; i++)
+			ls_request_json(sink(), &a.v[i], &a.split[i], &a.join[i]);
+		ls_analysis_verdict(&a, false, &v);
+		ls_verdict_json(sink(), &v);
+		ls_verdict_print(sink(), &v);
+	}
+	ls_analysis_free(&a);
+}
+
+/* Header + one frame holding `raw` (records), every CRC right. */
+static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len)
+{
+	struct ls_file_hdr h;
+	struct ls_frame_hdr f = {0};
+	uLongf clen = compressBound(n);
+	unsigned char *out = malloc(sizeof(h) + sizeof(f) + clen);
+	__u32 nrec = 0;
+
+	if (!out)
+		return NULL;
+	for (size_t at = 0; at + sizeof(struct ls_hdr) <= n && nrec < 1u << 20;) {
+		const struct ls_hdr *r = (const void *)(raw + at);
+		if (r->size < sizeof(*r) || r->size > n - at)
+			break;
+		nrec++;
+		at += (r->size + 7) & ~7u;
+	}
+	ls_file_hdr_init(&h, 0, NULL);
+	h.track_all = n & 1;
+	h.crc = crc32(0, (const Bytef *)&h, offsetof(struct ls_file_hdr, crc));
+	if (compress2(out + sizeof(h) + sizeof(f), &clen, raw, n, 1) != Z_OK) {
+		free(out);
+		return NULL;
+	}
+	f.magic = LS_FRAME_MAGIC;
+	f.comp_len = clen;
+	f.raw_len = n;
+	f.nrec = nrec;
+	f.data_crc = crc32(0, out + sizeof(h) + sizeof(f), clen);
+	f.hdr_crc = crc32(0, (const Bytef *)&f, offsetof(struct ls_frame_hdr, hdr_crc));
+	memcpy(out, &h, sizeof(h));
+	memcpy(out + sizeof(h), &f, sizeof(f));
+	*len = sizeof(h) + sizeof(f) + clen;
+	return out;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ls_reader *rd;
+	unsigned char *buf = NULL;
+	size_t len;
+	char err[256];
+
+	if (size < 1)
+		return 0;
+	if (data[0] & 1) {
+		buf = malloc(size - 1 ? size - 1 : 1); /* aligned, as a mapped file is */
+		if (!buf)
+			return 0;
+		memcpy(buf, data + 1, size - 1);
+		len = size - 1;
+	} else {
+		uint8_t *raw = malloc(size - 1 ? size - 1 : 1);
+		if (!raw)
+			return 0;
+		memcpy(raw, data + 1, size - 1);
+		buf = wrap(raw, size - 1, &len);
+		free(raw);
+		if (!buf)
+			return 0;
+	}
+	if (ls_reader_open_mem(&rd, buf, len, err, sizeof(err)) == 0) {
+		consume(rd);
+		ls_reader_close(rd);
+	}
+	free(buf);
+	return 0;
+}
