@@ -303,6 +303,17 @@ static void stack_loader_finish(struct stack_loader *l, struct stack_data *out)
 	*out = l->d;
 }
 
+/* A cut or damaged capture draws less than was recorded: say what was lost,
+ * as report does. */
+static void warn_loss(const struct ls_reader *rd, const char *path)
+{
+	char loss[512];
+
+	ls_reader_loss_line(rd, loss, sizeof(loss));
+	if (loss[0])
+		fprintf(stderr, "latsplit flame: warning: %s: %s\n", path, loss);
+}
+
 /* A capture's stack data, read on its own (cpu and offcpu graphs). */
 static int load_stack_data(const char *path, const char *debug_dir, struct stack_data *dd,
 			   __u64 *sources, char *err, size_t len)
@@ -317,6 +328,7 @@ static int load_stack_data(const char *path, const char *debug_dir, struct stack
 	while (ls_reader_next(rd, &rec) == 1)
 		stack_loader_add(&l, rec);
 	stack_loader_finish(&l, dd);
+	warn_loss(rd, path);
 	ls_reader_close(rd);
 	return 0;
 }
@@ -515,6 +527,7 @@ static int gpu_flame(struct ls_flame *f, const char *path, const char *debug_dir
 			gv[ng++] = *g;
 		}
 	}
+	warn_loss(rd, path);
 	ls_reader_close(rd);
 	if (nl)
 		qsort(lv, nl, sizeof(*lv), launch_cmp);
@@ -775,6 +788,7 @@ int cmd_flame(int argc, char **argv)
 		bool samples = ls_reader_header(a.rd)->sources & LS_SRC_SAMPLES;
 		latency_flame(f, &a, samples ? &d : NULL, ttft, request, component, pid);
 		free_stack_data(&d);
+		warn_loss(a.rd, path);
 		ls_analysis_free(&a);
 	} else if (!strcmp(kind, "gpu") ? gpu_flame(f, path, debug_dir, pid, err, sizeof(err))
 					: stack_flame(f, path, debug_dir, !strcmp(kind, "offcpu"), pid, err,

@@ -60,15 +60,38 @@ int ls_redact_http(uint8_t *buf, size_t n, bool *carry)
 	return count;
 }
 
+/* Does word w (n bytes) end with suffix (any case)? */
+static bool ends_with(const char *w, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return n >= k && !strncasecmp(w + n - k, suffix, k);
+}
+
+/* By name segments (split at '-', '_', '.'), not substrings: a glob such as
+ * *TOKEN* would take --max-tokens 16 or --token-ms 2 for secrets. The last
+ * segment ends with KEY, TOKEN, SECRET, PASSWORD or PASSWD (OPENAI_API_KEY,
+ * --hf-token, GITHUB_TOKEN, APIKEY), or any segment is SECRET, PASSWORD,
+ * PASSWD or CREDENTIALS (SECRET_KEY_BASE). */
 bool ls_secret_name(const char *name, size_t n)
 {
-	static const char *const words[] = {"key", "token", "secret", "password"};
+	static const char *const last[] = {"key", "token", "secret", "password", "passwd"};
+	static const char *const any[] = {"secret", "password", "passwd", "credentials"};
+	size_t b = 0;
 
-	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
-		size_t wl = strlen(words[w]);
-		for (size_t i = 0; i + wl <= n; i++)
-			if (!strncasecmp(name + i, words[w], wl))
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && name[i] != '-' && name[i] != '_' && name[i] != '.')
+			continue;
+		const char *seg = name + b;
+		size_t sl = i - b;
+		for (size_t k = 0; k < sizeof(any) / sizeof(any[0]); k++)
+			if (sl == strlen(any[k]) && !strncasecmp(seg, any[k], sl))
 				return true;
+		if (i == n)
+			for (size_t k = 0; k < sizeof(last) / sizeof(last[0]); k++)
+				if (ends_with(seg, sl, last[k]))
+					return true;
+		b = i + 1;
 	}
 	return false;
 }

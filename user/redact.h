@@ -19,8 +19,9 @@
  * redacted. */
 int ls_redact_http(uint8_t *buf, size_t n, bool *carry);
 
-/* Does a variable or flag name look like a credential (*KEY*, *TOKEN*,
- * *SECRET*, *PASSWORD*, any case)? */
+/* Does a variable or flag name look like a credential? Its last segment
+ * ends with KEY, TOKEN, SECRET or PASSWORD, or a segment is SECRET or
+ * PASSWORD (any case; segments split at - _ .): see redact.c. */
 bool ls_secret_name(const char *name, size_t n);
 
 /* NUL-separated arguments (a /proc cmdline) in place: the values of

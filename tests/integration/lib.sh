@@ -72,7 +72,7 @@ stop_recording() { sleep "${1:-0.5}"; kill -INT "$RPID"; wait "$RPID"; }
 wait_tcp_quiet() {
   local i
   for ((i = 0; i < ${2:-30} * 10; i++)); do
-    ip netns exec "$1" ss -Htan 2>/dev/null | grep -qvE '^(LISTEN|TIME-WAIT)' || return 0
+    ip netns exec "$1" ss -Htan 2>/dev/null | grep -vE '^(LISTEN|TIME-WAIT)' >/dev/null || return 0
     sleep 0.1
   done
   return 1

@@ -58,7 +58,8 @@ rp=$!
 sleep 4
 child=$(pgrep -P $rp sleep)
 kill -HUP $rp; wait $rp; rc=$?
-"$LS" dump "$T/hup.data" 2>&1 | grep -q 'no end-of-capture trailer'; notrailer=$?
+"$LS" dump "$T/hup.data" >"$T/hup.dump" 2>&1
+grep -q 'no end-of-capture trailer' "$T/hup.dump"; notrailer=$?
 sleep 0.5
 good=1
 [[ $rc -eq 0 && $notrailer -ne 0 && -n $child ]] && ! kill -0 "$child" 2>/dev/null && good=0

@@ -46,6 +46,15 @@ static void test_args(void **state)
 	(void)state;
 	assert_int_equal(ls_redact_args(args, sizeof(args)), 4);
 	assert_memory_equal(args, want, sizeof(want));
+	/* flags that only look like secrets keep their values */
+	char plain[] = "vllm\0--max-tokens\00016\0--token-ms\0002\0--kv-cache-dtype\0fp8";
+	char plainwant[sizeof(plain)];
+	memcpy(plainwant, plain, sizeof(plain));
+	assert_int_equal(ls_redact_args(plain, sizeof(plain)), 0);
+	assert_memory_equal(plain, plainwant, sizeof(plain));
+	char more[] = "SECRET_KEY_BASE=abc\0--passwd\0p\0GITHUB_TOKEN=g";
+	assert_int_equal(ls_redact_args(more, sizeof(more)), 3);
+	assert_memory_equal(more, "SECRET_KEY_BASE=***\0--passwd\0*\0GITHUB_TOKEN=*", sizeof(more));
 	/* inside a script given to sh -c */
 	char sh[] = "sh\0-c\0python3 x.py --api-key 'k9' & TOKEN=t1 exec srv";
 	char shwant[] = "sh\0-c\0python3 x.py --api-key '**' & TOKEN=** exec srv";
