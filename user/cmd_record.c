@@ -30,6 +30,7 @@
 #define MAX_PORTS 64
 #define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
 #define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
+#define CHECKPOINT_NS 5000000000ull /* stacks and their symbols every 5 s */
 #define LS_REDACT_SLOTS 4096
 #define MAX_DURATION_S 31536000 /* -d: a year; larger values overflowed the ns deadline */
 
@@ -52,6 +53,12 @@ struct recorder {
 	int ntargets, targets_alive;
 	__u64 start_ts;
 	int write_err;
+	/* checkpoints: stack ids written (bitmap), (pid, address) symbolized
+	 * (sorted) */
+	__u64 *written;
+	size_t capwritten;
+	struct ls_sym_addr *done;
+	size_t ndone, capdone;
 	ino_t w_ino; /* the file written, to tell if another recorder replaced it */
 	dev_t w_dev;
 	_Alignas(8) unsigned char procbuf[LS_PROC_INFO_MAX];
@@ -360,6 +367,40 @@ static int copy_cmp(const void *a, const void *b)
 
 /* The stack map into the capture, then every address of every used stack
  * symbolized, so the capture reports the same on another machine. */
+static int addr_cmp(const void *a, const void *b)
+{
+	const struct ls_sym_addr *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->ip > y->ip) - (x->ip < y->ip);
+}
+
+static void write_sym(struct recorder *r, __u32 pid, __u64 ip)
+{
+	char name[512];
+	_Alignas(8) unsigned char sbuf[sizeof(struct ls_rec_sym) + sizeof(name)];
+	struct ls_rec_sym *sy = (void *)sbuf;
+	size_t nl;
+
+	ls_sym_resolve(r->sym, pid, ip, name, sizeof(name));
+	nl = strlen(name) + 1;
+	memset(sy, 0, sizeof(*sy));
+	sy->h.type = LS_REC_SYM;
+	sy->h.size = sizeof(*sy) + nl;
+	sy->h.ts = ls_now_ns();
+	sy->h.pid = pid;
+	sy->ip = ip;
+	sy->name_len = nl;
+	memcpy(sy + 1, name, nl);
+	write_record(r, &sy->h);
+}
+
+/* The stack map into the capture, and every address of every used stack
+ * symbolized, so the capture reports the same on another machine. A
+ * checkpoint: called every CHECKPOINT_NS while recording and at the end, it
+ * writes only stacks and symbols not written yet, so a recording killed
+ * with SIGKILL keeps the stacks of all but its last seconds. */
 static void write_stacks(struct recorder *r, bool symbolize)
 {
 	unsigned long long ips[LS_STACK_DEPTH];
@@ -373,6 +414,23 @@ static void write_stacks(struct recorder *r, bool symbolize)
 	struct stack_copy *all = NULL;
 
 	while ((n = ls_bpf_stack_next(r->bpf, &id, &have, ips, LS_STACK_DEPTH)) > 0) {
+		GROW(all, nst, cap);
+		all[nst].id = id;
+		all[nst].n = n;
+		memcpy(all[nst].ips, ips, n * sizeof(ips[0]));
+		nst++;
+		if (id < r->capwritten * 64 && r->written[id / 64] >> (id % 64) & 1)
+			continue; /* ids are never reused: its addresses are already there */
+		if (id >= r->capwritten * 64) {
+			size_t nc = (id / 64 + 1) * 2;
+			__u64 *nw = realloc(r->written, nc * sizeof(*nw));
+			if (!nw)
+				break;
+			memset(nw + r->capwritten, 0, (nc - r->capwritten) * sizeof(*nw));
+			r->written = nw;
+			r->capwritten = nc;
+		}
+		r->written[id / 64] |= 1ull << (id % 64);
 		memset(st, 0, sizeof(*st));
 		st->h.type = LS_REC_STACK;
 		st->h.size = sizeof(*st) + n * sizeof(__u64);
@@ -381,49 +439,37 @@ static void write_stacks(struct recorder *r, bool symbolize)
 		st->nips = n;
 		memcpy(st + 1, ips, n * sizeof(__u64));
 		write_record(r, &st->h);
-		GROW(all, nst, cap);
-		all[nst].id = id;
-		all[nst].n = n;
-		memcpy(all[nst].ips, ips, n * sizeof(ips[0]));
-		nst++;
 	}
-	if (r->sym)
-		write_mappings(r);
 	if (symbolize && r->sym && r->nuses && nst) {
-		char name[512];
-		_Alignas(8) unsigned char sbuf[sizeof(struct ls_rec_sym) + sizeof(name)];
-		struct ls_rec_sym *sy = (void *)sbuf;
 		struct ls_sym_addr *addrs = NULL;
-		size_t k = 0, na = 0, capa = 0;
+		size_t na = 0, capa = 0;
 
-		/* the set, compacted: every (process, address) of a used stack, once */
-		for (size_t i = 0; i < r->capuses; i++)
-			if (r->uses[i])
-				r->uses[k++] = r->uses[i] - 1;
+		/* every (process, address) of a used stack, once */
 		qsort(all, nst, sizeof(*all), copy_cmp);
-		for (size_t i = 0; i < k; i++) {
-			struct stack_copy key = {.id = (__s32)(__u32)r->uses[i]};
+		for (size_t i = 0; i < r->capuses; i++) {
+			if (!r->uses[i])
+				continue;
+			__u64 use = r->uses[i] - 1;
+			struct stack_copy key = {.id = (__s32)(__u32)use};
 			const struct stack_copy *found = bsearch(&key, all, nst, sizeof(*all), copy_cmp);
 
 			for (int j = 0; found && j < found->n; j++) {
 				GROW(addrs, na, capa);
-				addrs[na++] = (struct ls_sym_addr){(__u32)(r->uses[i] >> 32), found->ips[j]};
+				addrs[na++] = (struct ls_sym_addr){(__u32)(use >> 32), found->ips[j]};
 			}
 		}
 		na = ls_sym_addr_unique(addrs, na);
+		/* less those a checkpoint already wrote; then they are done too */
+		size_t nd = r->ndone;
 		for (size_t i = 0; i < na; i++) {
-			ls_sym_resolve(r->sym, addrs[i].pid, addrs[i].ip, name, sizeof(name));
-			size_t nl = strlen(name) + 1;
-			memset(sy, 0, sizeof(*sy));
-			sy->h.type = LS_REC_SYM;
-			sy->h.size = sizeof(*sy) + nl;
-			sy->h.ts = ls_now_ns();
-			sy->h.pid = addrs[i].pid;
-			sy->ip = addrs[i].ip;
-			sy->name_len = nl;
-			memcpy(sy + 1, name, nl);
-			write_record(r, &sy->h);
+			if (nd && bsearch(&addrs[i], r->done, nd, sizeof(*r->done), addr_cmp))
+				continue;
+			write_sym(r, addrs[i].pid, addrs[i].ip);
+			GROW(r->done, r->ndone, r->capdone);
+			r->done[r->ndone++] = addrs[i];
 		}
+		if (r->ndone > nd)
+			qsort(r->done, r->ndone, sizeof(*r->done), addr_cmp);
 		free(addrs);
 	}
 	free(all);
@@ -915,7 +961,7 @@ int cmd_record(int argc, char **argv)
 		duration ? "" : " (Ctrl-C to stop)");
 
 	__u64 end_ts = duration ? r.start_ts + (__u64)(duration * 1e9) : 0;
-	__u64 last_flush = r.start_ts, last_drops = r.start_ts;
+	__u64 last_flush = r.start_ts, last_drops = r.start_ts, last_ckpt = r.start_ts;
 	while (!stop_signal) {
 		int n = ls_bpf_poll(r.bpf, 50);
 		__u64 now = ls_now_ns();
@@ -927,6 +973,10 @@ int cmd_record(int argc, char **argv)
 		if (now - last_drops >= DROPS_NS) {
 			write_drops(&r);
 			last_drops = now;
+		}
+		if (now - last_ckpt >= CHECKPOINT_NS) {
+			write_stacks(&r, symbolize);
+			last_ckpt = now;
 		}
 		if (now - last_flush >= FLUSH_NS) {
 			ls_writer_flush(r.w);
@@ -960,6 +1010,8 @@ int cmd_record(int argc, char **argv)
 	__u64 stop_ts = ls_now_ns(); /* tracing ends; stacks and symbols follow */
 	write_drops(&r);
 	write_stacks(&r, symbolize);
+	if (r.sym)
+		write_mappings(&r);
 	unsigned long long stack_errs = ls_bpf_stack_errors(r.bpf);
 	if (stack_errs)
 		fprintf(stderr,
@@ -1019,5 +1071,7 @@ out:
 	ls_sym_free(r.sym);
 	free(r.uses);
 	free(r.known);
+	free(r.written);
+	free(r.done);
 	return rc;
 }

@@ -65,16 +65,21 @@ good=1
 [[ $rc -eq 0 && $notrailer -ne 0 && -n $child ]] && ! kill -0 "$child" 2>/dev/null && good=0
 check "hostile.sighup: SIGHUP stops record cleanly (exit $rc, trailer written, command $child ended)" [ $good -eq 0 ]
 
-"$LS" record -o "$T/kill.data" -- sleep 30 >/dev/null 2>&1 &
+# (killed after the first stack checkpoint, 5 s in: its stacks must survive)
+"$LS" record -o "$T/kill.data" -- sh -c 'sleep 1; sleep 30' >/dev/null 2>&1 &
 rp=$!
-sleep 4
-child=$(pgrep -P $rp sleep)
+sleep 7
+child=$(pgrep -P $rp sh)
 links_during=$(bpftool link show 2>/dev/null | grep -c '^[0-9]')
 kill -KILL $rp; wait $rp 2>/dev/null
 # the kernel tears the recorder's BPF objects down as it exits (seconds)
 for i in $(seq 100); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
 links_after=$(bpftool link show 2>/dev/null | grep -c '^[0-9]')
 "$LS" report "$T/kill.data" >/dev/null 2>&1; rrc=$?
+"$LS" dump --json "$T/kill.data" >"$T/kill.jsonl" 2>/dev/null
+nstk=$(grep -c '"type":"stack"' "$T/kill.jsonl"); nsym=$(grep -c '"type":"sym"' "$T/kill.jsonl")
+check "hostile.sigkill_stacks: a SIGKILLed recording keeps its checkpointed stacks ($nstk) and symbols ($nsym)" \
+  [ "$nstk" -ge 1 -a "$nsym" -ge 1 ]
 good=1
 [[ -n $child ]] && ! kill -0 "$child" 2>/dev/null && [[ $links_after -eq $links_before && $links_during -gt $links_before && $rrc -eq 0 ]] && good=0
 check "hostile.sigkill: after SIGKILL the command $child is gone, BPF links $links_before -> $links_during while recording -> $links_after, the partial capture reads (report exit $rrc)" \
