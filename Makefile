@@ -128,7 +128,7 @@ $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread
 
-$(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/order.o $(BUILD)/user/format.o
+$(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/http.o $(BUILD)/user/order.o $(BUILD)/user/format.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
@@ -150,7 +150,7 @@ fuzz: $(BUILD)/fuzz-http $(BUILD)/fuzz-capture
 	$(BUILD)/fuzz-capture -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
 		$(BUILD)/fuzz-capture-corpus tests/fuzz/capture-seeds
 
-$(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o
+$(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/http.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
@@ -159,11 +159,11 @@ $(BUILD)/live-replay: tests/helpers/live_replay.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm
 
-$(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o
+$(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/http.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
-$(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/symbolize.o
+$(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/http.o $(BUILD)/user/symbolize.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread
 

@@ -31,7 +31,6 @@
 #define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
 #define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
 #define CHECKPOINT_NS 5000000000ull /* stacks and their symbols every 5 s */
-#define LS_REDACT_SLOTS 4096
 #define MAX_DURATION_S 31536000 /* -d: a year; larger values overflowed the ns deadline */
 
 struct recorder {
@@ -62,9 +61,11 @@ struct recorder {
 	ino_t w_ino; /* the file written, to tell if another recorder replaced it */
 	dev_t w_dev;
 	_Alignas(8) unsigned char procbuf[LS_PROC_INFO_MAX];
-	/* per stream direction (hashed): the last payload ended inside a
-	 * credential header value, so the next one starts with its rest */
-	bool redact_carry[LS_REDACT_SLOTS];
+	/* per open connection: what redaction must carry from one syscall's
+	 * payload to the next (a credential value or a body cut between them) */
+	struct stream_state *streams;
+	size_t capstreams, nstreams;
+	bool capture_bodies;
 	/* a socket I/O record, copied to redact credentials before the write */
 	_Alignas(8) unsigned char iobuf[sizeof(struct ls_ev_sock_io) + LS_IO_MAX_CAPTURE + 8];
 };
@@ -111,6 +112,9 @@ static void usage(FILE *out)
 		"                       system libcuda.so.1 if present)\n"
 		"      --capture-bytes N  payload prefix kept per socket read/write, 0..4096\n"
 		"                       (default 1024: HTTP heads and SSE events)\n"
+		"      --capture-bodies keep request and response bodies (prompts, completions);\n"
+		"                       by default only heads and framing are kept, bodies\n"
+		"                       become '*' (credentials are redacted either way)\n"
 		"  -z, --zlib-level N   compression level 1..9 (default 1)\n"
 		"  -v, --verbose        libbpf and verifier messages\n"
 		"  -h, --help           this help\n");
@@ -157,6 +161,74 @@ static bool is_elf(const char *path)
 	ok = read(fd, magic, 4) == 4 && !memcmp(magic, "\177ELF", 4);
 	close(fd);
 	return ok;
+}
+
+struct stream_state {
+	__u64 conn_id; /* 0: free slot */
+	bool in_secret[2];
+	struct ls_body_conn body;
+};
+
+static size_t stream_slot(size_t cap, __u64 id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+/* The redaction state of a connection, created on first use. */
+static struct stream_state *stream_get(struct recorder *r, __u64 id)
+{
+	size_t h;
+
+	if ((r->nstreams + 1) * 2 > r->capstreams) {
+		size_t nc = r->capstreams ? r->capstreams * 2 : 1024;
+		struct stream_state *ns = calloc(nc, sizeof(*ns));
+		if (!ns)
+			return NULL;
+		for (size_t i = 0; i < r->capstreams; i++) {
+			if (!r->streams[i].conn_id)
+				continue;
+			for (h = stream_slot(nc, r->streams[i].conn_id); ns[h].conn_id; h = (h + 1) & (nc - 1))
+				;
+			ns[h] = r->streams[i];
+		}
+		free(r->streams);
+		r->streams = ns;
+		r->capstreams = nc;
+	}
+	for (h = stream_slot(r->capstreams, id); r->streams[h].conn_id; h = (h + 1) & (r->capstreams - 1))
+		if (r->streams[h].conn_id == id)
+			return &r->streams[h];
+	memset(&r->streams[h], 0, sizeof(r->streams[h]));
+	r->streams[h].conn_id = id;
+	r->nstreams++;
+	return &r->streams[h];
+}
+
+/* A connection ended: its state goes (later entries of its probe run shift
+ * back, so lookups stay correct without tombstones). */
+static void stream_drop(struct recorder *r, __u64 id)
+{
+	size_t i, j, mask = r->capstreams - 1;
+
+	if (!r->capstreams)
+		return;
+	for (i = stream_slot(r->capstreams, id); r->streams[i].conn_id; i = (i + 1) & mask)
+		if (r->streams[i].conn_id == id)
+			break;
+	if (!r->streams[i].conn_id)
+		return;
+	for (j = i;;) {
+		j = (j + 1) & mask;
+		if (!r->streams[j].conn_id)
+			break;
+		size_t k = stream_slot(r->capstreams, r->streams[j].conn_id);
+		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+			r->streams[i] = r->streams[j];
+			i = j;
+		}
+	}
+	r->streams[i].conn_id = 0;
+	r->nstreams--;
 }
 
 static void write_record(struct recorder *r, const struct ls_hdr *h)
@@ -316,18 +388,28 @@ static int on_record(void *ctx, void *data, size_t size)
 
 		memcpy(r->iobuf, h, h->size);
 		n = e->cap_len < h->size - sizeof(*e) ? e->cap_len : h->size - sizeof(*e);
-		bool *carry = &r->redact_carry[(e->conn_id * 2 + e->dir) % LS_REDACT_SLOTS];
-		ls_redact_http((uint8_t *)(e + 1), n, carry);
-		if (n < e->bytes) /* the rest of this I/O is not in the capture */
-			*carry = false;
+		struct stream_state *ss = stream_get(r, e->conn_id);
+		bool resp = e->dir == LS_IO_OUT;
 		if (e->dir == LS_IO_IN &&
 		    ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)(e + 1), n))
 			r->request_heads++;
+		if (ss) {
+			ls_redact_http((uint8_t *)(e + 1), n, &ss->in_secret[resp]);
+			if (n < e->bytes) /* the rest of this I/O is not in the capture */
+				ss->in_secret[resp] = false;
+			if (!r->capture_bodies)
+				ls_scrub_body(&ss->body, resp, (uint8_t *)(e + 1), n, e->bytes);
+		} else {
+			bool none = false; /* out of memory: credentials still go */
+			ls_redact_http((uint8_t *)(e + 1), n, &none);
+		}
 		h = &e->h;
 	}
 	write_record(r, h);
 	if (h->type == LS_EV_TCP_STATE || h->type == LS_EV_PROC_EXIT)
 		watch_targets(r, h);
+	else if (h->type == LS_EV_TCP_DESTROY)
+		stream_drop(r, ((const struct ls_ev_tcp_destroy *)h)->conn_id);
 	r->events++;
 	if (h->type < LS_REC_MAX)
 		r->per_type[h->type]++;
@@ -681,6 +763,7 @@ int cmd_record(int argc, char **argv)
 		{"debug-dir", required_argument, NULL, 'D'},
 		{"stack-entries", required_argument, NULL, 'K'},
 		{"no-engine", no_argument, NULL, 'G'},
+		{"capture-bodies", no_argument, NULL, 'B'},
 		{}};
 	const char *path = "latsplit.data", *debug_dir = NULL;
 	double duration = 0;
@@ -766,6 +849,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'G':
 			no_engine = true;
+			break;
+		case 'B':
+			r.capture_bodies = true;
 			break;
 		case 'K':
 			if (!ls_parse_uint(optarg, 1u << 18, &stack_entries) || !stack_entries) {
@@ -1073,5 +1159,6 @@ out:
 	free(r.known);
 	free(r.written);
 	free(r.done);
+	free(r.streams);
 	return rc;
 }

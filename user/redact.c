@@ -2,9 +2,12 @@
 /*
  * Credential redaction for captures (see redact.h).
  */
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "http.h"
 #include "redact.h"
 
 static const char *const secret_headers[] = {"authorization", "proxy-authorization", "cookie",
@@ -144,5 +147,129 @@ int ls_redact_args(char *buf, size_t len)
 		}
 		at += n;
 	}
+	return count;
+}
+
+/* The value of header `name` in head[0..n), or NULL; *vl its length. */
+static const uint8_t *head_value(const uint8_t *head, size_t n, const char *name, size_t *vl)
+{
+	size_t nl = strlen(name);
+
+	for (size_t at = 0; at < n;) {
+		const uint8_t *eol = memchr(head + at, '\n', n - at);
+		size_t end = eol ? (size_t)(eol - head) : n;
+
+		if (end - at > nl && head[at + nl] == ':' &&
+		    !strncasecmp((const char *)head + at, name, nl)) {
+			size_t v = at + nl + 1;
+			while (v < end && (head[v] == ' ' || head[v] == '\t'))
+				v++;
+			*vl = end - v - (end > v && head[end - 1] == '\r');
+			return head + v;
+		}
+		at = end + 1;
+	}
+	return NULL;
+}
+
+/* A message head starting at buf[0]: sets the state its body needs and
+ * returns the head's length (0: no whole head here, nothing to do). */
+static size_t start_message(struct ls_body_conn *c, bool is_response, const uint8_t *buf,
+			    size_t n)
+{
+	struct ls_body_state *st = &c->dir[is_response];
+	const uint8_t *end = NULL;
+	size_t hl, vl;
+	const uint8_t *v;
+
+	for (size_t i = 0; i + 3 < n && !end; i++)
+		if (buf[i] == '\r' && buf[i + 1] == '\n' && buf[i + 2] == '\r' && buf[i + 3] == '\n')
+			end = buf + i + 4;
+	if (!end)
+		return 0;
+	hl = end - buf;
+	st->sse = false;
+	st->body_left = 0;
+	if (!is_response && n >= 5 && !memcmp(buf, "HEAD ", 5))
+		c->heads_pending++;
+	if (is_response) {
+		int status = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
+		if (status < 200)
+			return hl; /* interim: the real response follows */
+		if (c->heads_pending) { /* the answer to a HEAD: no body */
+			c->heads_pending--;
+			return hl;
+		}
+		if (status == 204 || status == 304)
+			return hl;
+	}
+	if (is_response && (v = head_value(buf, hl, "content-type", &vl)) && vl >= 17 &&
+	    !strncasecmp((const char *)v, "text/event-stream", 17))
+		st->sse = true;
+	else if ((v = head_value(buf, hl, "content-length", &vl)) && vl && vl < 20 && isdigit(*v))
+		st->body_left = strtoull((const char *)v, NULL, 10);
+	return hl;
+}
+
+/* Event-stream bytes: data lines keep "data:" (and "[DONE]"). */
+static size_t scrub_sse(struct ls_body_state *st, uint8_t *b, size_t n)
+{
+	size_t count = 0;
+
+	for (size_t i = 0; i < n;) {
+		if (st->in_data) {
+			for (; i < n && b[i] != '\n' && b[i] != '\r'; i++, count++)
+				b[i] = '*';
+			if (i < n)
+				st->in_data = false;
+			continue;
+		}
+		/* at a line start */
+		if (n - i >= 5 && !memcmp(b + i, "data:", 5)) {
+			i += 5;
+			if (i < n && b[i] == ' ')
+				i++;
+			if (n - i >= 6 && !memcmp(b + i, "[DONE]", 6))
+				i += 6;
+			st->in_data = true;
+			continue;
+		}
+		const uint8_t *eol = memchr(b + i, '\n', n - i);
+		i = eol ? (size_t)(eol - b) + 1 : n;
+	}
+	return count;
+}
+
+size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, size_t n,
+		     size_t total)
+{
+	struct ls_body_state *st = &c->dir[is_response];
+	size_t count = 0, at = 0;
+
+	while (at < n) {
+		if (st->body_left) {
+			size_t k = n - at < st->body_left ? n - at : st->body_left;
+			memset(buf + at, '*', k);
+			count += k;
+			at += k;
+			st->body_left -= k;
+			continue;
+		}
+		if (ls_http_starts_message(is_response ? LS_HTTP_RESPONSE : LS_HTTP_REQUEST, buf + at,
+					   n - at)) {
+			size_t hl = start_message(c, is_response, buf + at, n - at);
+			if (!hl)
+				break; /* a head cut by the capture: nothing after it is known */
+			at += hl;
+			st->in_data = false;
+			continue;
+		}
+		if (st->sse)
+			count += scrub_sse(st, buf + at, n - at);
+		break;
+	}
+	/* bytes the capture did not keep still count against the body */
+	if (total > n && st->body_left)
+		st->body_left -= total - n < st->body_left ? total - n : st->body_left;
 	return count;
 }

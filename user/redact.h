@@ -31,3 +31,35 @@ bool ls_secret_name(const char *name, size_t n);
 int ls_redact_args(char *buf, size_t len);
 
 #endif
+
+/*
+ * Bodies (prompts and completions are users' data): only what the HTTP
+ * parser needs is kept; body content becomes '*', lengths kept. Per stream
+ * direction a little state follows bodies across syscalls:
+ *  - a head's Content-Length body is scrubbed to its end (the next pipelined
+ *    head, if any, is kept);
+ *  - in a text/event-stream response, every "data:" line keeps "data:" and a
+ *    "[DONE]" marker (what counts tokens), the rest becomes '*'; chunk-size
+ *    lines, blank lines and other fields are kept;
+ *  - heads themselves are kept (minus credentials, ls_redact_http).
+ * Limits: a chunked request body, or a chunked response that is not an
+ * event stream, is kept (no LLM API we know sends one); bytes beyond the
+ * captured prefix are never stored anyway.
+ */
+struct ls_body_state {
+	uint64_t body_left; /* Content-Length bytes still to come */
+	bool sse;           /* inside a text/event-stream response */
+	bool in_data;       /* the last buffer ended inside a data: line */
+};
+
+/* One connection's two directions (0: requests, 1: responses). */
+struct ls_body_conn {
+	struct ls_body_state dir[2];
+	uint32_t heads_pending; /* HEAD requests whose response has no body */
+};
+
+/* Scrubs n known bytes of one read or write (response: is_response) in
+ * place; total is what the syscall moved (bytes past n are not captured).
+ * Returns how many bytes became '*'. */
+size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, size_t n,
+		     size_t total);

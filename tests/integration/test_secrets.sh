@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Credentials never reach a capture (DESIGN.md §5): planted values in the
-# Authorization, Cookie, X-Api-Key and Api-Key request headers, an
-# environment assignment on record's own command line, and a --api-key flag
-# of a tracked process must be absent from the decompressed capture
-# (rawcap.py, below any latsplit output), while the header lines themselves
-# are still there (redacted, so the test sees the path it guards) and the
-# requests are still rebuilt.
+# Credentials and users' data never reach a capture (DESIGN.md §5): planted
+# values in the Authorization, Cookie, X-Api-Key and Api-Key request headers,
+# an environment assignment on record's own command line, a --api-key flag of
+# a tracked process, a prompt sentence in request bodies and the completions
+# in response bodies (JSON and SSE) must be absent from the decompressed
+# capture (rawcap.py, below any latsplit output), while the header lines
+# themselves are still there (redacted, so the test sees the path it guards)
+# and the requests are still rebuilt, tokens counted. With --capture-bodies
+# the prompt is kept (the scrubbing is what removed it).
 source "$(dirname "$0")/lib.sh"
 require_root secrets.capture
 PORT=18391
@@ -14,16 +16,30 @@ start_recording "$T/cap.data" "$T/ready" -- env OPENAI_API_KEY=sk-PLANTEDENV0001
   exec '$ENGINE' --port $PORT --bind 127.0.0.1 --ready-file '$T/ready'" ||
   { fail "secrets.setup: engine did not start"; exit 0; }
 for i in 1 2 3; do
+  stream=$([[ $i -eq 3 ]] && echo ', "stream": true')
   curl -s -o /dev/null -H "Authorization: Bearer sk-PLANTEDBEARER0003" \
     -H "Cookie: session=PLANTEDCOOKIE0004" -H "X-Api-Key: PLANTEDXKEY0005" \
     -H "api-key: PLANTEDAZURE0006" -H "X-Request-Id: sec-$i" \
-    -d '{"prompt": "hello", "max_tokens": 2}' "http://127.0.0.1:$PORT/v1/completions"
+    -d "{\"prompt\": \"PLANTEDPROMPT0007 the quick brown fox\", \"max_tokens\": 3$stream}" \
+    "http://127.0.0.1:$PORT/v1/completions"
 done
 stop_recording 0.5
 python3 "$ROOT/tests/integration/rawcap.py" "$T/cap.data" >"$T/raw"
-leaks=$(grep -ao 'PLANTED[A-Z]*[0-9]*' "$T/raw" | sort | uniq -c | tr '\n' ' ')
+leaks=$(grep -aoE 'PLANTED[A-Z]*[0-9]*|text_completion' "$T/raw" | sort | uniq -c | tr '\n' ' ')
 heads=$(grep -aoi -E '^(authorization|cookie|x-api-key|api-key): \*+' "$T/raw" | wc -l)
 "$LS" report --json "$T/cap.data" >"$T/r.jsonl"
-found=$(grep -c '"x_request_id":"sec-' "$T/r.jsonl")
-check "secrets.capture: planted credentials in the raw capture: ${leaks:-none}; redacted header lines: $heads; requests rebuilt: $found of 3" \
-  [ -z "$leaks" -a "$heads" -ge 12 -a "$found" -eq 3 ]
+found=$(grep -c '"x_request_id":"sec-.*"outcome":"ok"\|"outcome":"ok".*"x_request_id":"sec-' "$T/r.jsonl")
+tokens=$(grep '"x_request_id":"sec-3"' "$T/r.jsonl" | grep -o '"tokens":[0-9]*' | cut -d: -f2)
+check "secrets.capture: planted secrets and body text in the raw capture: ${leaks:-none}; redacted header lines: $heads; requests rebuilt ok: $found of 3; streamed tokens counted: ${tokens:-?} of 3" \
+  [ -z "$leaks" -a "$heads" -ge 12 -a "$found" -eq 3 -a "${tokens:-0}" -ge 3 ]
+
+# --capture-bodies keeps them: the scrubbing above is what removed them
+rm -f "$T/ready"
+"$LS" record -o "$T/bodies.data" --capture-bodies -- "$ENGINE" --port $PORT --bind 127.0.0.1 \
+  --ready-file "$T/ready" 2>/dev/null &
+RPID=$!
+wait_for_file "$T/ready" 10
+curl -s -o /dev/null -d '{"prompt": "PLANTEDPROMPT0007 kept", "max_tokens": 2}' "http://127.0.0.1:$PORT/v1/completions"
+stop_recording 0.5
+python3 "$ROOT/tests/integration/rawcap.py" "$T/bodies.data" >"$T/raw2"
+check "secrets.capture_bodies: with --capture-bodies the prompt is kept" grep -aq 'PLANTEDPROMPT0007 kept' "$T/raw2"

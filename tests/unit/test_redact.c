@@ -62,11 +62,41 @@ static void test_args(void **state)
 	assert_memory_equal(sh, shwant, sizeof(shwant));
 }
 
+static void test_bodies(void **state)
+{
+	struct ls_body_conn c = {0};
+	/* a body split across reads, then a pipelined request after a body */
+	char r1[] = "POST /v1/completions HTTP/1.1\r\nContent-Length: 33\r\n\r\n{\"prompt\": \"sec";
+	char r2[] = "ret text\"}........GET /health HTTP/1.1\r\n\r\n";
+	/* a streamed response: chunk sizes, data lines, the end marker */
+	char s1[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n19\r\ndata: {\"text\": \"hello\"}\n\n\r\n";
+	char s2[] = "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n";
+	/* the answer to a HEAD has a length and no body: the next head stays */
+	char h1[] = "HEAD / HTTP/1.1\r\n\r\n";
+	char h2[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+
+	(void)state;
+	ls_scrub_body(&c, false, (uint8_t *)r1, strlen(r1), strlen(r1));
+	ls_scrub_body(&c, false, (uint8_t *)r2, strlen(r2), strlen(r2));
+	assert_non_null(strstr(r1, "\r\n\r\n************"));
+	assert_null(strstr(r1, "prompt"));
+	assert_string_equal(r2, "******************GET /health HTTP/1.1\r\n\r\n");
+	ls_scrub_body(&c, true, (uint8_t *)s1, strlen(s1), strlen(s1));
+	ls_scrub_body(&c, true, (uint8_t *)s2, strlen(s2), strlen(s2));
+	assert_non_null(strstr(s1, "\r\n19\r\ndata: *****************\n\n\r\n"));
+	assert_string_equal(s2, "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n");
+	ls_scrub_body(&c, false, (uint8_t *)h1, strlen(h1), strlen(h1));
+	ls_scrub_body(&c, true, (uint8_t *)h2, strlen(h2), strlen(h2));
+	assert_non_null(strstr(h2, "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n**"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_headers),
 		cmocka_unit_test(test_args),
+		cmocka_unit_test(test_bodies),
 	};
 	return cmocka_run_group_tests_name("redact", tests, NULL, NULL);
 }
