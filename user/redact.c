@@ -262,7 +262,13 @@ size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, siz
 				break; /* a head cut by the capture: nothing after it is known */
 			at += hl;
 			st->in_data = false;
+			st->synced = true;
 			continue;
+		}
+		if (!st->synced) { /* mid-flight: nothing here is framing the parser uses */
+			memset(buf + at, '*', n - at);
+			count += n - at;
+			break;
 		}
 		if (st->sse)
 			count += scrub_sse(st, buf + at, n - at);

@@ -50,6 +50,9 @@ struct ls_body_state {
 	uint64_t body_left; /* Content-Length bytes still to come */
 	bool sse;           /* inside a text/event-stream response */
 	bool in_data;       /* the last buffer ended inside a data: line */
+	bool synced;        /* a message start was seen: before it (a connection
+			     * met mid-flight), every byte is '*' (the parser
+			     * skips them too) */
 };
 
 /* One connection's two directions (0: requests, 1: responses). */

@@ -89,6 +89,14 @@ static void test_bodies(void **state)
 	ls_scrub_body(&c, false, (uint8_t *)h1, strlen(h1), strlen(h1));
 	ls_scrub_body(&c, true, (uint8_t *)h2, strlen(h2), strlen(h2));
 	assert_non_null(strstr(h2, "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n**"));
+
+	/* a connection met mid-stream: all of it until a message starts */
+	struct ls_body_conn mid = {0};
+	char m1[] = "data: {\"text\": \"x\"}\n\n", m2[] = "HTTP/1.1 204 No Content\r\n\r\n";
+	ls_scrub_body(&mid, true, (uint8_t *)m1, strlen(m1), strlen(m1));
+	ls_scrub_body(&mid, true, (uint8_t *)m2, strlen(m2), strlen(m2));
+	assert_string_equal(m1, "*********************");
+	assert_string_equal(m2, "HTTP/1.1 204 No Content\r\n\r\n");
 }
 
 int main(void)
