@@ -7,10 +7,13 @@
 #  - disk_full: the capture's filesystem fills (a 256 KiB tmpfs): record stops
 #    with one line naming the cause, and the capture so far reads;
 #  - two_recorders: two `record`s at once on one port: both captures hold
-#    every request.
+#    every request;
+#  - pid_reuse: a server exits and another program gets its pid (forced
+#    through /proc/sys/kernel/ns_last_pid) and serves the same port: the
+#    requests of both are found, each with its own method and path.
 # (-p exiting, SIGKILL of record and SIGHUP: test_attach.sh, test_hostile.sh.)
 source "$(dirname "$0")/lib.sh"
-require_root faults.exec faults.forks faults.disk_full faults.two_recorders
+require_root faults.exec faults.forks faults.disk_full faults.two_recorders faults.pid_reuse
 
 # requests_ok FILE: requests with outcome ok in a capture's report
 requests_ok() {
@@ -78,3 +81,45 @@ wait $A; wait $B
 na=$(requests_ok "$T/two-a.data"); nb=$(requests_ok "$T/two-b.data")
 check "faults.two_recorders: two recordings of one port at once: $na and $nb of 20 requests" \
   [ "$na" -eq 20 -a "$nb" -eq 20 ]
+
+# --- pid_reuse ---
+PORT=18474
+mkdir -p "$T/www"; echo hello >"$T/www/a.txt"
+"$LS" record --port $PORT -d 10 -o "$T/reuse.data" 2>"$T/reuse.log" &
+RP=$!
+wait_recording "$T/reuse.log"
+"$ENGINE" --port $PORT --bind 127.0.0.1 --ready-file "$T/reuse.ready" 2>/dev/null &
+A=$!
+wait_for_file "$T/reuse.ready" 10
+"$LOADGEN" --port $PORT -c 1 -n 5 --max-tokens 2 2>/dev/null
+kill $A; wait $A 2>/dev/null
+B=0
+for try in 1 2 3 4 5; do
+  echo $((A - 1)) >/proc/sys/kernel/ns_last_pid
+  python3 -c "
+import http.server, os, sys
+os.chdir('$T/www')
+class H(http.server.SimpleHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(('127.0.0.1', $PORT), H).serve_forever()" &
+  B=$!
+  [[ $B -eq $A ]] && break
+  kill $B; wait $B 2>/dev/null
+done
+for i in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/a.txt" && break; sleep 0.1; done
+for i in 1 2 3 4; do curl -s -o /dev/null "http://127.0.0.1:$PORT/a.txt"; done
+kill $B; wait $B 2>/dev/null
+wait $RP
+"$LS" report --json "$T/reuse.data" >"$T/reuse.jsonl" 2>/dev/null
+got=$(python3 - "$T/reuse.jsonl" "$A" <<'PY'
+import json, sys
+rs = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") != "verdict"]
+pid = int(sys.argv[2])
+post = sum(1 for r in rs if r["pid"] == pid and r["method"] == "POST" and r["outcome"] == "ok")
+get = sum(1 for r in rs if r["pid"] == pid and r["method"] == "GET" and r["path"] == "/a.txt" and r["outcome"] == "ok")
+print(post, get)
+PY
+)
+check "faults.pid_reuse: pid $A served by the mock engine, then by python3 (pid $B): POST and GET requests found ok: $got (want 5 5)" \
+  [ "$B" -eq "$A" -a "$got" = "5 5" ]

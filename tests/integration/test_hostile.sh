@@ -44,10 +44,15 @@ check "hostile.exit_status: record passes the command's status on (${rcs[*]}; wa
   [ "${rcs[*]}" = "false:1 exit3:3 nonexistent:127" ]
 
 bad=()
-for args in "-d inf" "-d 1e300" "-d nan" "-d -1" "--port ," "-p ," "--port 70000" \
-            "--engine-lib /etc/passwd" "--cuda-lib /etc/passwd"; do
+R="record -o $T/bad.data"
+for args in "$R -d inf" "$R -d 1e300" "$R -d nan" "$R -d -1" "$R --port ," "$R -p ," \
+            "$R --port 70000" "$R --port 0" "$R -p 0" "$R -p abc" "$R --ringbuf 3" "$R -z 0" \
+            "$R -F 20000" "$R --capture-bytes 5000" "$R --stack-entries 0" \
+            "$R --debug-dir /nonexistent" "$R --engine-lib /etc/passwd" "$R --cuda-lib /etc/passwd" \
+            "report --top x $ROOT/tests/golden/mock.data" "report --json --csv $ROOT/tests/golden/mock.data" \
+            "flame --kind bogus $ROOT/tests/golden/mock.data"; do
   # shellcheck disable=SC2086
-  timeout 10 "$LS" record -o "$T/bad.data" $args >/dev/null 2>"$T/bad.err"; rc=$?
+  timeout 10 "$LS" $args >/dev/null 2>"$T/bad.err"; rc=$?
   [[ $rc -eq 2 && $(wc -l <"$T/bad.err") -eq 1 ]] || bad+=("'$args': rc $rc, $(head -c 120 "$T/bad.err")")
 done
 check "hostile.bad_values: each refused with exit 2 and one line; ${bad[*]:-}" [ ${#bad[@]} -eq 0 ]
