@@ -58,6 +58,7 @@ done
 check "hostile.bad_values: each refused with exit 2 and one line; ${bad[*]:-}" [ ${#bad[@]} -eq 0 ]
 
 links_before=$(bpftool link show 2>/dev/null | grep -c '^[0-9]')
+progs_before=$(bpftool prog show 2>/dev/null | grep -c '^[0-9]')
 "$LS" record -o "$T/hup.data" -- sleep 30 >/dev/null 2>&1 &
 rp=$!
 sleep 4
@@ -80,14 +81,15 @@ kill -KILL $rp; wait $rp 2>/dev/null
 # the kernel tears the recorder's BPF objects down as it exits (seconds)
 for i in $(seq 100); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
 links_after=$(bpftool link show 2>/dev/null | grep -c '^[0-9]')
+progs_after=$(bpftool prog show 2>/dev/null | grep -c '^[0-9]')
 "$LS" report "$T/kill.data" >/dev/null 2>&1; rrc=$?
 "$LS" dump --json "$T/kill.data" >"$T/kill.jsonl" 2>/dev/null
 nstk=$(grep -c '"type":"stack"' "$T/kill.jsonl"); nsym=$(grep -c '"type":"sym"' "$T/kill.jsonl")
 check "hostile.sigkill_stacks: a SIGKILLed recording keeps its checkpointed stacks ($nstk) and symbols ($nsym)" \
   [ "$nstk" -ge 1 -a "$nsym" -ge 1 ]
 good=1
-[[ -n $child ]] && ! kill -0 "$child" 2>/dev/null && [[ $links_after -eq $links_before && $links_during -gt $links_before && $rrc -eq 0 ]] && good=0
-check "hostile.sigkill: after SIGKILL the command $child is gone, BPF links $links_before -> $links_during while recording -> $links_after, the partial capture reads (report exit $rrc)" \
+[[ -n $child ]] && ! kill -0 "$child" 2>/dev/null && [[ $links_after -eq $links_before && $links_during -gt $links_before && $progs_after -eq $progs_before && $rrc -eq 0 ]] && good=0
+check "hostile.sigkill: after SIGKILL the command $child is gone, BPF links $links_before -> $links_during while recording -> $links_after, programs $progs_before -> $progs_after, the partial capture reads (report exit $rrc)" \
   [ $good -eq 0 ]
 
 "$LS" record -o "$T/same.data" -d 6 --port 1 >/dev/null 2>"$T/same1.err" &
