@@ -9,8 +9,13 @@ CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 
+# The agent (DESIGN.md §3): user/main.c and cmd_<name>.c (flags, wiring);
+# user/core the analysis core, user/record the recorder's units, user/out
+# the output sinks.
+USER_DIRS := user user/core user/record user/out
+USER_INCLUDES := $(addprefix -I,$(USER_DIRS))
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
-	-Iinclude -I$(BUILD) -Iuser -D_GNU_SOURCE
+	-Iinclude -I$(BUILD) $(USER_INCLUDES) -D_GNU_SOURCE
 CFLAGS ?= -O2 -g
 LDLIBS := -lbpf -lelf -lz -lpthread -lm
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -19,13 +24,11 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 
-# The agent: every user/*.c and output sink user/out/*.c; main.c is the entry point.
-AGENT_SRCS := $(wildcard user/*.c user/out/*.c)
-USER_HDRS := $(wildcard user/*.h user/out/*.h)
+AGENT_SRCS := $(wildcard $(addsuffix /*.c,$(USER_DIRS)))
+USER_HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)))
 AGENT_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(AGENT_SRCS))
 # What unit tests link: everything but the CLI and the BPF loader.
-LIB_SRCS := user/capture.c user/redact.c user/order.c user/format.c user/http.c user/requests.c user/attribute.c user/timeline.c user/verdict.c user/analysis.c user/flame.c user/symbolize.c \
-	user/out/json.c user/out/request_json.c
+LIB_SRCS := $(wildcard user/core/*.c user/out/*.c)
 LIB_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(LIB_SRCS))
 # The whole agent under ASan+UBSan, for the sanitized integration test.
 AGENT_SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/%.o,$(AGENT_SRCS))
@@ -128,20 +131,20 @@ $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread
 
-$(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/http.o $(BUILD)/user/order.o $(BUILD)/user/format.o
+$(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/order.o $(BUILD)/user/out/format.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
 FUZZ_SECONDS ?= 60
-$(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/http.c user/http.h | $(BUILD)
+$(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/core/http.c user/core/http.h | $(BUILD)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) -std=gnu11 -g -O1 -Iuser -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_http.c user/http.c
+	$(Q)$(CLANG) -std=gnu11 -g -O1 $(USER_INCLUDES) -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_http.c user/core/http.c
 
 # Everything that reads a capture (reader, formatters, analysis core).
 $(BUILD)/fuzz-capture: tests/fuzz/fuzz_capture.c $(LIB_SRCS) $(USER_HDRS) include/latsplit/*.h | $(BUILD)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) -std=gnu11 -g -O1 -Iinclude -Iuser -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	$(Q)$(CLANG) -std=gnu11 -g -O1 -Iinclude $(USER_INCLUDES) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_capture.c $(LIB_SRCS) -lz -lelf -lm -lpthread
 
 fuzz: $(BUILD)/fuzz-http $(BUILD)/fuzz-capture
@@ -150,7 +153,7 @@ fuzz: $(BUILD)/fuzz-http $(BUILD)/fuzz-capture
 	$(BUILD)/fuzz-capture -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
 		$(BUILD)/fuzz-capture-corpus tests/fuzz/capture-seeds
 
-$(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/http.o
+$(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
@@ -159,11 +162,11 @@ $(BUILD)/live-replay: tests/helpers/live_replay.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm
 
-$(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/http.o
+$(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
-$(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/capture.o $(BUILD)/user/redact.o $(BUILD)/user/http.o $(BUILD)/user/symbolize.o
+$(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/symbolize.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread
 

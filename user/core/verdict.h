@@ -43,9 +43,14 @@ struct ls_verdict {
 };
 
 void ls_verdict_compute(const struct ls_verdict_in *in, struct ls_verdict *v);
+/* A part's name (a sub-part, "host" or "other"), its component, the usual
+ * remedies when it dominates. */
+const char *ls_verdict_part_name(int p);
+int ls_verdict_part_comp(int p);
+const char *ls_verdict_remedy(int p);
 /* The dominant sub-part's name ("host", "other" too), or NULL. */
 const char *ls_verdict_dominant(const struct ls_verdict *v);
-/* The report's verdict section. */
+/* The report's verdict section (user/out/verdict_out.c). */
 void ls_verdict_print(FILE *out, const struct ls_verdict *v);
 /* One JSON record, {"type":"verdict",...}, the last line of report --json. */
 void ls_verdict_json(FILE *out, const struct ls_verdict *v);

@@ -92,6 +92,8 @@ const struct ls_corr_stats *ls_corr_stats(const struct ls_corr *c);
 void ls_corr_free(struct ls_corr *c);
 
 const char *ls_outcome_name(enum ls_outcome o);
+/* "ip:port" ([ip]:port for IPv6) of a tuple address (IPv4-mapped shown as IPv4). */
+void ls_addr_str(const __u8 addr[16], __u16 port, char *buf, size_t len);
 void ls_request_release(struct ls_request *r);
 
 #endif

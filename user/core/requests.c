@@ -29,13 +29,13 @@
  *   SYN-ACK retransmit to the first. So per-request counts add up to the
  *   connection's, and the capture's to TcpRetransSegs.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "grow.h"
 
-#include "format.h"
 #include "http.h"
 #include "requests.h"
 
@@ -124,6 +124,20 @@ struct ls_corr {
 	void *ctx;
 	struct ls_corr_stats st;
 };
+
+void ls_addr_str(const __u8 addr[16], __u16 port, char *buf, size_t len)
+{
+	static const __u8 v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	char ip[INET6_ADDRSTRLEN];
+
+	if (!memcmp(addr, v4mapped, 12)) {
+		inet_ntop(AF_INET, addr + 12, ip, sizeof(ip));
+		snprintf(buf, len, "%s:%u", ip, port);
+	} else {
+		inet_ntop(AF_INET6, addr, ip, sizeof(ip));
+		snprintf(buf, len, "[%s]:%u", ip, port);
+	}
+}
 
 void ls_request_release(struct ls_request *r)
 {

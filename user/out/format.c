@@ -23,20 +23,6 @@ const char *ls_tcp_state_name(__u32 state)
 	return "UNKNOWN";
 }
 
-void ls_addr_str(const __u8 addr[16], __u16 port, char *buf, size_t len)
-{
-	static const __u8 v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	char ip[INET6_ADDRSTRLEN];
-
-	if (!memcmp(addr, v4mapped, 12)) {
-		inet_ntop(AF_INET, addr + 12, ip, sizeof(ip));
-		snprintf(buf, len, "%s:%u", ip, port);
-	} else {
-		inet_ntop(AF_INET6, addr, ip, sizeof(ip));
-		snprintf(buf, len, "[%s]:%u", ip, port);
-	}
-}
-
 /* Copies a fixed-size kernel string, stopping at NUL or the buffer end, and
  * makes it safe for both text and JSON (no quotes, backslashes, controls). */
 static void safe_str(char *dst, size_t dlen, const char *src, size_t slen)

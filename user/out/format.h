@@ -9,12 +9,12 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "requests.h" /* ls_addr_str */
 #include "latsplit/events.h"
 #include "latsplit/capture.h"
 
 const char *ls_tcp_state_name(__u32 state);
 /* "a.b.c.d:port" or "[v6]:port" for one side of a tuple. */
-void ls_addr_str(const __u8 addr[16], __u16 port, char *buf, size_t len);
 void ls_format_header(FILE *out, const struct ls_file_hdr *h, bool json);
 /* base_ts: subtracted from ts in text output (0: print absolute). */
 void ls_format_record(FILE *out, const struct ls_hdr *rec, __u64 base_ts, bool json);

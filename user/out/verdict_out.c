@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The verdict's sinks: the report's text section and report --json's last
+ * record. The verdict itself is computed in core/verdict.c.
+ */
+#include <math.h>
+
+#include "out/json.h"
+#include "verdict.h"
+
+#define P_HOST LS_VERDICT_HOST
+#define P_OTHER LS_VERDICT_OTHER
+#define P_N LS_VERDICT_PARTS
+
+void ls_verdict_print(FILE *out, const struct ls_verdict *v)
+{
+	double whole = v->whole;
+	const double *part = v->part, *comp = v->comp;
+	int best = v->best;
+
+	if (best < 0) {
+		fprintf(out, "\nverdict: nothing to judge (no request with a complete split)\n");
+		return;
+	}
+	const char *what = v->ttft ? "time to first token" : "latency";
+	fprintf(out, "\nverdict (%zu requests, shares of summed %s):\n", v->judged, what);
+	fprintf(out, "  network:     %5.1f%%  upload %.1f%%, send-blocked %.1f%%, drain %.1f%%; "
+		     "%llu retransmitted segments\n",
+		100 * comp[LS_C_NETWORK] / whole, 100 * part[LS_S_NET_UPLOAD] / whole,
+		100 * part[LS_S_NET_SEND_BLOCKED] / whole, 100 * part[LS_S_NET_DRAIN] / whole,
+		(unsigned long long)v->retrans);
+	fprintf(out, "  engine:      queueing.engine %.1f%%, compute %.1f%%, transfer %.1f%%",
+		100 * part[LS_S_Q_ENGINE] / whole, 100 * comp[LS_C_COMPUTE] / whole,
+		100 * comp[LS_C_TRANSFER] / whole);
+	if (v->nbatch)
+		fprintf(out, "; batch at scheduling mean %.1f max %u", v->batch_mean, v->batch_max);
+	if (v->joined)
+		fprintf(out, "; %zu preempted", v->preempted);
+	fprintf(out, "\n");
+	fprintf(out, "  application: peak concurrency %d; prompt size vs TTFT correlation %s",
+		v->peak_concurrency, isnan(v->rho) ? "n/a" : "");
+	if (!isnan(v->rho))
+		fprintf(out, "%.2f", v->rho);
+	fprintf(out, "; %zu aborted or reset of %zu\n", v->aborted, v->n);
+	fprintf(out, "  host:        on CPU %.1f%%, waiting for a CPU (queueing.cpu) %.1f%%, "
+		     "socket queueing %.1f%%, other %.1f%%\n",
+		100 * part[P_HOST] / whole, 100 * part[LS_S_Q_CPU] / whole,
+		100 * part[LS_S_Q_SOCKET] / whole, 100 * part[P_OTHER] / whole);
+	if (!v->have_engine || !v->have_gpu || !v->have_sched)
+		fprintf(out, "  missing:     %s%s%s(their parts are not claimed)\n",
+			v->have_engine ? "" : "engine events (queueing.engine inferred or absent) ",
+			v->have_gpu ? "" : "GPU timings (no compute/transfer) ",
+			v->have_sched ? "" : "scheduler events (no host/queueing.cpu) ");
+	fprintf(out, "verdict: %s dominates %s (%.1f%% of it, %s %.1f%%)\n  try: %s\n",
+		ls_verdict_part_name(best), what, 100 * part[best] / whole, ls_comp_name(ls_verdict_part_comp(best)),
+		100 * comp[ls_verdict_part_comp(best)] / whole, ls_verdict_remedy(best));
+}
+
+void ls_verdict_json(FILE *out, const struct ls_verdict *v)
+{
+	fprintf(out, "{\"type\":\"verdict\",\"of\":\"%s\",\"requests\":%zu,\"judged\":%zu,",
+		v->ttft ? "ttft" : "latency", v->n, v->judged);
+	if (v->best < 0) {
+		fprintf(out, "\"dominant\":null}\n");
+		return;
+	}
+	fprintf(out, "\"dominant\":\"%s\",\"component\":\"%s\",\"share\":%.4f,"
+		     "\"component_share\":%.4f,",
+		ls_verdict_part_name(v->best), ls_comp_name(ls_verdict_part_comp(v->best)), v->part[v->best] / v->whole,
+		v->comp[ls_verdict_part_comp(v->best)] / v->whole);
+	ls_json_kv_str(out, "remedy", ls_verdict_remedy(v->best), true);
+	fprintf(out, "\"components\":{");
+	for (int c = 0; c < LS_C_N; c++)
+		fprintf(out, "%s\"%s\":%.4f", c ? "," : "", ls_comp_name(c), v->comp[c] / v->whole);
+	fprintf(out, "},\"parts\":{");
+	for (int p = 0; p < P_N; p++)
+		fprintf(out, "%s\"%s\":%.4f", p ? "," : "", ls_verdict_part_name(p), v->part[p] / v->whole);
+	fprintf(out, "},\"retransmits\":%llu,\"peak_concurrency\":%d,", (unsigned long long)v->retrans,
+		v->peak_concurrency);
+	if (isnan(v->rho))
+		fprintf(out, "\"prompt_ttft_correlation\":null,");
+	else
+		fprintf(out, "\"prompt_ttft_correlation\":%.4f,", v->rho);
+	fprintf(out, "\"aborted\":%zu,\"preempted\":%zu,\"batch_mean\":%.2f,\"batch_max\":%u,"
+		     "\"missing\":[",
+		v->aborted, v->preempted, v->batch_mean, v->batch_max);
+	const char *missing[3] = {v->have_engine ? NULL : "engine", v->have_gpu ? NULL : "gpu",
+				  v->have_sched ? NULL : "sched"};
+	for (int i = 0, first = 1; i < 3; i++)
+		if (missing[i]) {
+			fprintf(out, "%s\"%s\"", first ? "" : ",", missing[i]);
+			first = 0;
+		}
+	fprintf(out, "]}\n");
+}
+
