@@ -34,7 +34,7 @@ took() { echo "   ($(( $(date +%s) - step_start )) s)"; }
 
 # Nothing may be left mounted from an interrupted run before we delete it.
 if [[ -d $CHROOT ]]; then
-  grep -o " $CHROOT[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
+  { grep -o " $CHROOT[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m" || true; done
   rm -rf --one-file-system "$CHROOT"
 fi
 mkdir -p "$FRESH/cache" "$CHROOT"
