@@ -20,7 +20,11 @@ SUITE=${SUITE:-bookworm}
 
 mounted=()
 cleanup() {
-  local i
+  local i p
+  # processes still running in the chroot (an interrupted run) hold its mounts
+  for p in /proc/[0-9]*; do
+    [[ $(readlink "$p/root" 2>/dev/null) == "$CHROOT" ]] && kill -9 "${p#/proc/}" 2>/dev/null
+  done
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R -l "${mounted[i]}" 2>/dev/null || true; done
 }
 trap cleanup EXIT INT TERM

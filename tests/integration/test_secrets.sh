@@ -6,14 +6,15 @@
 # in response bodies (JSON and SSE) must be absent from the decompressed
 # capture (rawcap.py, below any latsplit output), while the header lines
 # themselves are still there (redacted, so the test sees the path it guards)
-# and the requests are still rebuilt, tokens counted. With --capture-bodies
+# and the requests are still rebuilt, tokens counted (1500-byte tokens: every
+# event larger than the captured prefix, as in the demo). With --capture-bodies
 # the prompt is kept (the scrubbing is what removed it).
 source "$(dirname "$0")/lib.sh"
 require_root secrets.capture
 PORT=18391
 start_recording "$T/cap.data" "$T/ready" -- env OPENAI_API_KEY=sk-PLANTEDENV0001 sh -c "
   python3 -c 'import time; time.sleep(4)' --api-key PLANTEDFLAG0002 &
-  exec '$ENGINE' --port $PORT --bind 127.0.0.1 --ready-file '$T/ready'" ||
+  exec '$ENGINE' --port $PORT --bind 127.0.0.1 --token-bytes 1500 --ready-file '$T/ready'" ||
   { fail "secrets.setup: engine did not start"; exit 0; }
 for i in 1 2 3; do
   stream=$([[ $i -eq 3 ]] && echo ', "stream": true')

@@ -90,6 +90,17 @@ static void test_bodies(void **state)
 	ls_scrub_body(&c, true, (uint8_t *)h2, strlen(h2), strlen(h2));
 	assert_non_null(strstr(h2, "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n**"));
 
+	/* an event larger than the capture: its line ends in the bytes not kept,
+	 * so the next write's chunk size survives (the demo's 1500-byte tokens) */
+	struct ls_body_conn big = {0};
+	char b0[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n";
+	char b1[] = "5dc\r\ndata: {\"text\": \"aaaa", b2[] = "5dc\r\ndata: {\"text\": \"bbbb";
+	ls_scrub_body(&big, true, (uint8_t *)b0, strlen(b0), strlen(b0));
+	ls_scrub_body(&big, true, (uint8_t *)b1, strlen(b1), 1505); /* 1505 moved, 22 kept */
+	ls_scrub_body(&big, true, (uint8_t *)b2, strlen(b2), 1505);
+	assert_string_equal(b2, "5dc\r\ndata: **************");
+
 	/* a connection met mid-stream: all of it until a message starts */
 	struct ls_body_conn mid = {0};
 	char m1[] = "data: {\"text\": \"x\"}\n\n", m2[] = "HTTP/1.1 204 No Content\r\n\r\n";

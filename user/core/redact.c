@@ -274,8 +274,13 @@ size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, siz
 			count += scrub_sse(st, buf + at, n - at);
 		break;
 	}
-	/* bytes the capture did not keep still count against the body */
-	if (total > n && st->body_left)
-		st->body_left -= total - n < st->body_left ? total - n : st->body_left;
+	if (total > n) {
+		/* bytes the capture did not keep still count against the body */
+		if (st->body_left)
+			st->body_left -= total - n < st->body_left ? total - n : st->body_left;
+		/* and a data line cut by the capture ended in them: the next write
+		 * starts with framing (a chunk size), not with the rest of it */
+		st->in_data = false;
+	}
 	return count;
 }

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The ring-buffer consumer (see recorder.h): every record into the capture,
+ * socket payloads redacted first, the tracked set watched, stacks and their
+ * symbols checkpointed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h" /* ls_now_ns */
+#include "grow.h"
+#include "http.h"
+#include "recorder.h"
+#include "redact.h"
+
+struct stream_state {
+	__u64 conn_id; /* 0: free slot */
+	bool in_secret[2];
+	struct ls_body_conn body;
+};
+
+static size_t stream_slot(size_t cap, __u64 id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+/* The redaction state of a connection, created on first use. */
+static struct stream_state *stream_get(struct ls_recorder *r, __u64 id)
+{
+	size_t h;
+
+	if ((r->nstreams + 1) * 2 > r->capstreams) {
+		size_t nc = r->capstreams ? r->capstreams * 2 : 1024;
+		struct stream_state *ns = calloc(nc, sizeof(*ns));
+		if (!ns)
+			return NULL;
+		for (size_t i = 0; i < r->capstreams; i++) {
+			if (!r->streams[i].conn_id)
+				continue;
+			for (h = stream_slot(nc, r->streams[i].conn_id); ns[h].conn_id; h = (h + 1) & (nc - 1))
+				;
+			ns[h] = r->streams[i];
+		}
+		free(r->streams);
+		r->streams = ns;
+		r->capstreams = nc;
+	}
+	for (h = stream_slot(r->capstreams, id); r->streams[h].conn_id; h = (h + 1) & (r->capstreams - 1))
+		if (r->streams[h].conn_id == id)
+			return &r->streams[h];
+	memset(&r->streams[h], 0, sizeof(r->streams[h]));
+	r->streams[h].conn_id = id;
+	r->nstreams++;
+	return &r->streams[h];
+}
+
+/* A connection ended: its state goes (later entries of its probe run shift
+ * back, so lookups stay correct without tombstones). */
+static void stream_drop(struct ls_recorder *r, __u64 id)
+{
+	size_t i, j, mask = r->capstreams - 1;
+
+	if (!r->capstreams)
+		return;
+	for (i = stream_slot(r->capstreams, id); r->streams[i].conn_id; i = (i + 1) & mask)
+		if (r->streams[i].conn_id == id)
+			break;
+	if (!r->streams[i].conn_id)
+		return;
+	for (j = i;;) {
+		j = (j + 1) & mask;
+		if (!r->streams[j].conn_id)
+			break;
+		size_t k = stream_slot(r->capstreams, r->streams[j].conn_id);
+		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+			r->streams[i] = r->streams[j];
+			i = j;
+		}
+	}
+	r->streams[i].conn_id = 0;
+	r->nstreams--;
+}
+
+static void write_record(struct ls_recorder *r, const struct ls_hdr *h)
+{
+	int err = ls_writer_append(r->w, h);
+
+	if (err && !r->write_err)
+		r->write_err = err;
+}
+
+void ls_recorder_proc_info(struct ls_recorder *r, pid_t pid)
+{
+	if (ls_proc_info(pid, ls_now_ns(), r->procbuf) > 0)
+		write_record(r, (struct ls_hdr *)r->procbuf);
+}
+
+static __u64 use_key(__u32 pid, __s32 id)
+{
+	return ((__u64)pid << 32 | (__u32)id) + 1;
+}
+
+/* Adds key to the set of used stacks (linear probing, at most half full).
+ * Bounded by the stack map's entries per process, however long the run. */
+static void use_add(struct ls_recorder *r, __u64 key)
+{
+	size_t h;
+
+	if ((r->nuses + 1) * 2 > r->capuses) {
+		size_t nc = r->capuses ? r->capuses * 2 : 4096;
+		__u64 *nu = calloc(nc, sizeof(*nu));
+		if (!nu)
+			return;
+		for (size_t i = 0; i < r->capuses; i++) {
+			if (!r->uses[i])
+				continue;
+			for (h = (r->uses[i] * 0x9e3779b97f4a7c15ull) >> 20 & (nc - 1); nu[h]; h = (h + 1) & (nc - 1))
+				;
+			nu[h] = r->uses[i];
+		}
+		free(r->uses);
+		r->uses = nu;
+		r->capuses = nc;
+	}
+	for (h = (key * 0x9e3779b97f4a7c15ull) >> 20 & (r->capuses - 1); r->uses[h];
+	     h = (h + 1) & (r->capuses - 1))
+		if (r->uses[h] == key)
+			return;
+	r->uses[h] = key;
+	r->nuses++;
+}
+
+/* The executable mappings of every process with stacks, with build-ids, so
+ * the capture can be symbolized elsewhere (or later, after --no-symbolize).
+ * At the end, not in the consumer: a live process's maps are read again
+ * first (libraries loaded since its first stack). */
+void ls_recorder_mappings(struct ls_recorder *r)
+{
+	_Alignas(8) unsigned char buf[sizeof(struct ls_rec_mapping) + 4096];
+	struct ls_rec_mapping *e = (void *)buf;
+	struct ls_sym_mapping sm;
+	pid_t pid;
+
+	for (size_t p = 0; !ls_sym_process(r->sym, p, &pid); p++) {
+		ls_sym_add_process(r->sym, pid); /* fails, harmlessly, once it exited */
+		for (size_t i = 0; !ls_sym_mapping(r->sym, pid, i, &sm); i++) {
+			size_t n = strnlen(sm.path, 4095) + 1;
+			int idn;
+			memset(e, 0, sizeof(*e));
+			e->h.type = LS_REC_MAPPING;
+			e->h.size = sizeof(*e) + n;
+			e->h.ts = ls_now_ns();
+			e->h.pid = e->h.tid = pid;
+			e->start = sm.start;
+			e->end = sm.end;
+			e->pgoff = sm.pgoff;
+			if (sm.file && (idn = ls_sym_build_id(r->sym, sm.file, e->build_id,
+							     sizeof(e->build_id))) > 0)
+				e->build_id_len = idn;
+			e->path_len = n;
+			memcpy(e + 1, sm.path, n - 1);
+			((char *)(e + 1))[n - 1] = '\0';
+			write_record(r, &e->h);
+		}
+	}
+}
+
+/* A stack seen in pid: read its mappings while the process lives, and
+ * remember the stack for symbolization at the end. */
+static void use_stack(struct ls_recorder *r, __u32 pid, __s32 ustack, __s32 kstack)
+{
+	if (ustack >= 0 && pid && r->sym && pid != r->last_pid) {
+		if (!ls_sym_has_process(r->sym, pid))
+			ls_sym_add_process(r->sym, pid);
+		r->last_pid = pid;
+	}
+	if (ustack >= 0)
+		use_add(r, use_key(pid, ustack));
+	if (kstack >= 0)
+		use_add(r, use_key(0, kstack)); /* kernel stacks: pid 0 */
+}
+
+bool ls_recorder_known_pid(struct ls_recorder *r, pid_t pid, bool add)
+{
+	for (size_t i = 0; i < r->nknown; i++)
+		if (r->known[i] == pid)
+			return true;
+	if (add) {
+		GROW(r->known, r->nknown, r->capknown);
+		r->known[r->nknown++] = pid;
+	}
+	return false;
+}
+
+/* What the consumer learns about the tracked set: a process that starts
+ * listening on a followed port (tracked by BPF from that instant), and the
+ * exit of a -p target. */
+static void watch_targets(struct ls_recorder *r, const struct ls_hdr *h)
+{
+	if (h->type == LS_EV_TCP_STATE) {
+		const struct ls_ev_tcp_state *e = (const void *)h;
+		char comm[LS_COMM_LEN + 1] = "?", path[64];
+		FILE *f;
+
+		if (e->newstate != 10 /* LISTEN */ || !h->pid || ls_recorder_known_pid(r, h->pid, true))
+			return;
+		ls_recorder_proc_info(r, h->pid);
+		snprintf(path, sizeof(path), "/proc/%u/comm", h->pid);
+		if ((f = fopen(path, "re"))) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		fprintf(stderr, "latsplit record: pid %u (%s) listens on :%u: tracking it\n", h->pid,
+			comm, e->t.sport);
+	} else if (h->type == LS_EV_PROC_EXIT && ((const struct ls_ev_proc_exit *)h)->group_dead) {
+		for (int i = 0; i < r->ntargets; i++)
+			if (r->targets[i] == h->pid) {
+				r->targets_alive--;
+				fprintf(stderr, "latsplit record: pid %u exited (exit code %d)\n",
+					h->pid, ((const struct ls_ev_proc_exit *)h)->exit_code >> 8);
+			}
+	}
+}
+
+int ls_recorder_on_record(void *ctx, void *data, size_t size)
+{
+	struct ls_recorder *r = ctx;
+	const struct ls_hdr *h = data;
+
+	if (size < sizeof(*h) || h->size > size)
+		return 0;
+	if (h->type == LS_EV_SOCK_IO && h->size >= sizeof(struct ls_ev_sock_io) &&
+	    h->size <= sizeof(r->iobuf)) {
+		/* Header values that carry credentials never reach the file. */
+		struct ls_ev_sock_io *e = (void *)r->iobuf;
+		size_t n;
+
+		memcpy(r->iobuf, h, h->size);
+		n = e->cap_len < h->size - sizeof(*e) ? e->cap_len : h->size - sizeof(*e);
+		struct stream_state *ss = stream_get(r, e->conn_id);
+		bool resp = e->dir == LS_IO_OUT;
+		if (e->dir == LS_IO_IN &&
+		    ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)(e + 1), n))
+			r->request_heads++;
+		if (ss) {
+			ls_redact_http((uint8_t *)(e + 1), n, &ss->in_secret[resp]);
+			if (n < e->bytes) /* the rest of this I/O is not in the capture */
+				ss->in_secret[resp] = false;
+			if (!r->capture_bodies)
+				ls_scrub_body(&ss->body, resp, (uint8_t *)(e + 1), n, e->bytes);
+		} else {
+			bool none = false; /* out of memory: credentials still go */
+			ls_redact_http((uint8_t *)(e + 1), n, &none);
+		}
+		h = &e->h;
+	}
+	write_record(r, h);
+	if (h->type == LS_EV_TCP_STATE || h->type == LS_EV_PROC_EXIT)
+		watch_targets(r, h);
+	else if (h->type == LS_EV_TCP_DESTROY)
+		stream_drop(r, ((const struct ls_ev_tcp_destroy *)h)->conn_id);
+	r->events++;
+	if (h->type < LS_REC_MAX)
+		r->per_type[h->type]++;
+	if (h->type == LS_EV_SAMPLE) {
+		const struct ls_ev_sample *e = data;
+		use_stack(r, h->pid, e->ustack, e->kstack);
+	} else if (h->type == LS_EV_SCHED_SWITCH) {
+		const struct ls_ev_sched_switch *e = data;
+		if (e->prev_ustack >= 0 || e->prev_kstack >= 0)
+			use_stack(r, h->pid, e->prev_ustack, e->prev_kstack);
+	} else if (h->type == LS_EV_GPU_LAUNCH) {
+		const struct ls_ev_gpu_launch *e = data;
+		use_stack(r, h->pid, e->ustack, -1);
+	}
+	/* Process table: a new process, or a new program image. */
+	if (h->type == LS_EV_PROC_FORK) {
+		const struct ls_ev_proc_fork *e = data;
+		if (e->child_pid == e->child_tid && e->child_pid != h->pid)
+			ls_recorder_proc_info(r, e->child_pid);
+	} else if (h->type == LS_EV_PROC_EXEC) {
+		ls_recorder_proc_info(r, h->pid);
+	}
+	return 0;
+}
+
+struct stack_copy {
+	__s32 id;
+	int n;
+	unsigned long long ips[LS_STACK_DEPTH];
+};
+
+static int copy_cmp(const void *a, const void *b)
+{
+	const struct stack_copy *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The stack map into the capture, then every address of every used stack
+ * symbolized, so the capture reports the same on another machine. */
+static int addr_cmp(const void *a, const void *b)
+{
+	const struct ls_sym_addr *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->ip > y->ip) - (x->ip < y->ip);
+}
+
+static void write_sym(struct ls_recorder *r, __u32 pid, __u64 ip)
+{
+	char name[512];
+	_Alignas(8) unsigned char sbuf[sizeof(struct ls_rec_sym) + sizeof(name)];
+	struct ls_rec_sym *sy = (void *)sbuf;
+	size_t nl;
+
+	ls_sym_resolve(r->sym, pid, ip, name, sizeof(name));
+	nl = strlen(name) + 1;
+	memset(sy, 0, sizeof(*sy));
+	sy->h.type = LS_REC_SYM;
+	sy->h.size = sizeof(*sy) + nl;
+	sy->h.ts = ls_now_ns();
+	sy->h.pid = pid;
+	sy->ip = ip;
+	sy->name_len = nl;
+	memcpy(sy + 1, name, nl);
+	write_record(r, &sy->h);
+}
+
+/* The stack map into the capture, and every address of every used stack
+ * symbolized, so the capture reports the same on another machine. A
+ * checkpoint: called every CHECKPOINT_NS while recording and at the end, it
+ * writes only stacks and symbols not written yet, so a recording killed
+ * with SIGKILL keeps the stacks of all but its last seconds. */
+void ls_recorder_stacks(struct ls_recorder *r, bool symbolize)
+{
+	unsigned long long ips[LS_STACK_DEPTH];
+	_Alignas(8) unsigned char buf[sizeof(struct ls_rec_stack) + sizeof(ips)];
+	struct ls_rec_stack *st = (void *)buf;
+	__u32 id = 0;
+	bool have = false;
+	int n;
+	/* id -> its addresses, for symbolization */
+	size_t cap = 0, nst = 0;
+	struct stack_copy *all = NULL;
+
+	while ((n = ls_bpf_stack_next(r->bpf, &id, &have, ips, LS_STACK_DEPTH)) > 0) {
+		GROW(all, nst, cap);
+		all[nst].id = id;
+		all[nst].n = n;
+		memcpy(all[nst].ips, ips, n * sizeof(ips[0]));
+		nst++;
+		if (id < r->capwritten * 64 && r->written[id / 64] >> (id % 64) & 1)
+			continue; /* ids are never reused: its addresses are already there */
+		if (id >= r->capwritten * 64) {
+			size_t nc = (id / 64 + 1) * 2;
+			__u64 *nw = realloc(r->written, nc * sizeof(*nw));
+			if (!nw)
+				break;
+			memset(nw + r->capwritten, 0, (nc - r->capwritten) * sizeof(*nw));
+			r->written = nw;
+			r->capwritten = nc;
+		}
+		r->written[id / 64] |= 1ull << (id % 64);
+		memset(st, 0, sizeof(*st));
+		st->h.type = LS_REC_STACK;
+		st->h.size = sizeof(*st) + n * sizeof(__u64);
+		st->h.ts = ls_now_ns();
+		st->id = id;
+		st->nips = n;
+		memcpy(st + 1, ips, n * sizeof(__u64));
+		write_record(r, &st->h);
+	}
+	if (symbolize && r->sym && r->nuses && nst) {
+		struct ls_sym_addr *addrs = NULL;
+		size_t na = 0, capa = 0;
+
+		/* every (process, address) of a used stack, once */
+		qsort(all, nst, sizeof(*all), copy_cmp);
+		for (size_t i = 0; i < r->capuses; i++) {
+			if (!r->uses[i])
+				continue;
+			__u64 use = r->uses[i] - 1;
+			struct stack_copy key = {.id = (__s32)(__u32)use};
+			const struct stack_copy *found = bsearch(&key, all, nst, sizeof(*all), copy_cmp);
+
+			for (int j = 0; found && j < found->n; j++) {
+				GROW(addrs, na, capa);
+				addrs[na++] = (struct ls_sym_addr){(__u32)(use >> 32), found->ips[j]};
+			}
+		}
+		na = ls_sym_addr_unique(addrs, na);
+		/* less those a checkpoint already wrote; then they are done too */
+		size_t nd = r->ndone;
+		for (size_t i = 0; i < na; i++) {
+			if (nd && bsearch(&addrs[i], r->done, nd, sizeof(*r->done), addr_cmp))
+				continue;
+			write_sym(r, addrs[i].pid, addrs[i].ip);
+			GROW(r->done, r->ndone, r->capdone);
+			r->done[r->ndone++] = addrs[i];
+		}
+		if (r->ndone > nd)
+			qsort(r->done, r->ndone, sizeof(*r->done), addr_cmp);
+		free(addrs);
+	}
+	free(all);
+}
+
+void ls_recorder_drops(struct ls_recorder *r)
+{
+	int ncpu = ls_bpf_ncpus();
+	size_t size;
+	struct ls_rec_drops *d;
+
+	if (ncpu <= 0 || ncpu > LS_MAX_CPUS)
+		return;
+	size = sizeof(*d) + ncpu * sizeof(__u64);
+	d = calloc(1, size);
+	if (!d)
+		return;
+	d->h.type = LS_REC_DROPS;
+	d->h.size = size;
+	d->h.ts = ls_now_ns();
+	d->ncpu = ncpu;
+	d->total = ls_bpf_drops(r->bpf, (unsigned long long *)(d + 1), ncpu);
+	d->stack_errors = ls_bpf_stack_errors(r->bpf);
+	write_record(r, &d->h);
+	free(d);
+}
+
+void ls_recorder_free(struct ls_recorder *r)
+{
+	free(r->uses);
+	free(r->known);
+	free(r->written);
+	free(r->done);
+	free(r->streams);
+}

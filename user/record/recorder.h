@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The recorder's units (see DESIGN.md §3): the ring-buffer consumer that
+ * writes every record into the capture (credentials and bodies redacted on
+ * the way, stacks and symbols checkpointed, the tracked set watched), and
+ * process tracking (the -p trees, --port owners, the command started).
+ * cmd_record.c parses flags and wires these together.
+ */
+#ifndef LATSPLIT_RECORD_RECORDER_H
+#define LATSPLIT_RECORD_RECORDER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "capture.h"
+#include "loader.h"
+#include "proc.h"
+#include "symbolize.h"
+
+#define LS_MAX_PIDS 256
+#define LS_MAX_PORTS 64
+
+struct stream_state;
+
+/* One recording's state. */
+struct ls_recorder {
+	struct ls_writer *w;
+	struct ls_bpf *bpf;
+	struct ls_symbolizer *sym;
+	/* (pid, stack id) pairs seen, as a set: key + 1, 0 = empty slot */
+	__u64 *uses;
+	size_t nuses, capuses;
+	__u32 last_pid; /* the last pid whose mappings are known: most events repeat it */
+	__u64 per_type[LS_REC_MAX];
+	__u64 events;
+	__u64 request_heads; /* reads that began with a whole HTTP request line */
+	/* processes announced: tracked at start or met listening on a followed
+	 * port; the -p targets, and how many of them still run */
+	pid_t *known;
+	size_t nknown, capknown;
+	const unsigned long *targets;
+	int ntargets, targets_alive;
+	__u64 start_ts;
+	int write_err;
+	/* checkpoints: stack ids written (bitmap), (pid, address) symbolized
+	 * (sorted) */
+	__u64 *written;
+	size_t capwritten;
+	struct ls_sym_addr *done;
+	size_t ndone, capdone;
+	ino_t w_ino; /* the file written, to tell if another recorder replaced it */
+	dev_t w_dev;
+	_Alignas(8) unsigned char procbuf[LS_PROC_INFO_MAX];
+	/* per open connection: what redaction must carry from one syscall's
+	 * payload to the next (a credential value or a body cut between them) */
+	struct stream_state *streams;
+	size_t capstreams, nstreams;
+	bool capture_bodies;
+	/* a socket I/O record, copied to redact credentials before the write */
+	_Alignas(8) unsigned char iobuf[sizeof(struct ls_ev_sock_io) + LS_IO_MAX_CAPTURE + 8];
+};
+
+
+/* The ring buffer's callback: one record into the capture. */
+int ls_recorder_on_record(void *ctx, void *data, size_t size);
+/* A process's table entry (pid, ppid, comm, exe, redacted cmdline). */
+void ls_recorder_proc_info(struct ls_recorder *r, pid_t pid);
+/* Whether pid was announced already (add: and remember it). */
+bool ls_recorder_known_pid(struct ls_recorder *r, pid_t pid, bool add);
+/* Stacks and their symbols not written yet (a checkpoint; also the end). */
+void ls_recorder_stacks(struct ls_recorder *r, bool symbolize);
+/* The executable mappings, with build-ids, of every process with stacks. */
+void ls_recorder_mappings(struct ls_recorder *r);
+/* The per-CPU ring-buffer drop counters, cumulative. */
+void ls_recorder_drops(struct ls_recorder *r);
+void ls_recorder_free(struct ls_recorder *r);
+
+/* Tracks pids and all their current descendants, their listeners followed.
+ * Returns how many. */
+int ls_track_tree(struct ls_recorder *r, const unsigned long *pids, int npids, bool *tracked_out);
+/* Owners of listeners on the given ports are appended to pids. */
+int ls_port_owners(const unsigned long *ports, int nports, unsigned long *pids, int *npids);
+/* liblatsplit-engine.so and liblatsplit-cupti.so beside latsplit, then in
+ * the usual libdirs; self[] holds the paths found beside. */
+int ls_default_engine_paths(const char **paths, char self[2][4096]);
+/* Forks argv, held until a byte is written to *go_fd (so it is tracked
+ * from its first instruction); it dies with the recorder. */
+pid_t ls_spawn_waiting(char **argv, int *go_fd);
+
+#endif
