@@ -101,6 +101,16 @@ static void test_bodies(void **state)
 	ls_scrub_body(&big, true, (uint8_t *)b2, strlen(b2), 1505);
 	assert_string_equal(b2, "5dc\r\ndata: **************");
 
+	/* a head read in two pieces: the body after it is still found */
+	struct ls_body_conn split = {0};
+	char h1a[] = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Le";
+	char h1b[] = "ngth: 6\r\n\r\nsecretGET / HTTP/1.1\r\n\r\n";
+	ls_scrub_body(&split, false, (uint8_t *)h1a, strlen(h1a), strlen(h1a));
+	ls_scrub_body(&split, false, (uint8_t *)h1b, strlen(h1b), strlen(h1b));
+	assert_string_equal(h1a, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Le");
+	assert_string_equal(h1b, "ngth: 6\r\n\r\n******GET / HTTP/1.1\r\n\r\n");
+	ls_body_free(&split);
+
 	/* a connection met mid-stream: all of it until a message starts */
 	struct ls_body_conn mid = {0};
 	char m1[] = "data: {\"text\": \"x\"}\n\n", m2[] = "HTTP/1.1 204 No Content\r\n\r\n";

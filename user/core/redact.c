@@ -240,12 +240,52 @@ static size_t scrub_sse(struct ls_body_state *st, uint8_t *b, size_t n)
 	return count;
 }
 
+#define HEAD_MAX 16384 /* as the parser's */
+
+void ls_body_free(struct ls_body_conn *c)
+{
+	for (int d = 0; d < 2; d++) {
+		free(c->dir[d].head);
+		c->dir[d].head = NULL;
+		c->dir[d].head_len = 0;
+	}
+}
+
+/* Gathers a head split across syscalls; once whole, sets up its body.
+ * Returns the bytes of buf that belonged to the head, or n if it goes on. */
+static size_t gather_head(struct ls_body_conn *c, bool is_response, const uint8_t *buf, size_t n,
+			  size_t total)
+{
+	struct ls_body_state *st = &c->dir[is_response];
+	size_t old = st->head_len, k = n < HEAD_MAX - old ? n : HEAD_MAX - old;
+
+	memcpy(st->head + old, buf, k);
+	st->head_len += k;
+	for (size_t i = old > 3 ? old - 3 : 0; i + 3 < st->head_len; i++)
+		if (!memcmp(st->head + i, "\r\n\r\n", 4)) {
+			start_message(c, is_response, st->head, i + 4);
+			free(st->head);
+			st->head = NULL;
+			return i + 4 - old;
+		}
+	if (st->head_len == HEAD_MAX || total > n) { /* lost anyway: the parser gives up too */
+		free(st->head);
+		st->head = NULL;
+	}
+	return n;
+}
+
 size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, size_t n,
 		     size_t total)
 {
 	struct ls_body_state *st = &c->dir[is_response];
 	size_t count = 0, at = 0;
 
+	if (st->head) {
+		at = gather_head(c, is_response, buf, n, total);
+		if (st->head)
+			return 0;
+	}
 	while (at < n) {
 		if (st->body_left) {
 			size_t k = n - at < st->body_left ? n - at : st->body_left;
@@ -258,8 +298,14 @@ size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, siz
 		if (ls_http_starts_message(is_response ? LS_HTTP_RESPONSE : LS_HTTP_REQUEST, buf + at,
 					   n - at)) {
 			size_t hl = start_message(c, is_response, buf + at, n - at);
+			st->synced = true;
+			if (!hl && n == total && (st->head = malloc(HEAD_MAX))) {
+				/* the head goes on in the next syscall: gather it */
+				st->head_len = 0;
+				gather_head(c, is_response, buf + at, n - at, n - at);
+			}
 			if (!hl)
-				break; /* a head cut by the capture: nothing after it is known */
+				break; /* (a head cut by the capture: nothing after it is known) */
 			at += hl;
 			st->in_data = false;
 			st->synced = true;

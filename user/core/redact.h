@@ -53,6 +53,8 @@ struct ls_body_state {
 	bool synced;        /* a message start was seen: before it (a connection
 			     * met mid-flight), every byte is '*' (the parser
 			     * skips them too) */
+	uint8_t *head;      /* a head split across syscalls, gathered (or NULL) */
+	size_t head_len;
 };
 
 /* One connection's two directions (0: requests, 1: responses). */
@@ -66,3 +68,5 @@ struct ls_body_conn {
  * Returns how many bytes became '*'. */
 size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, size_t n,
 		     size_t total);
+/* Frees what a connection's state holds (a head being gathered). */
+void ls_body_free(struct ls_body_conn *c);

@@ -69,6 +69,7 @@ static void stream_drop(struct ls_recorder *r, __u64 id)
 			break;
 	if (!r->streams[i].conn_id)
 		return;
+	ls_body_free(&r->streams[i].body);
 	for (j = i;;) {
 		j = (j + 1) & mask;
 		if (!r->streams[j].conn_id)
@@ -433,6 +434,9 @@ void ls_recorder_drops(struct ls_recorder *r)
 
 void ls_recorder_free(struct ls_recorder *r)
 {
+	for (size_t i = 0; i < r->capstreams; i++)
+		if (r->streams[i].conn_id)
+			ls_body_free(&r->streams[i].body);
 	free(r->uses);
 	free(r->known);
 	free(r->written);
