@@ -5,6 +5,8 @@
  * thread 101; one streaming request "req-1" on connection 1. Times in ms
  * after 1 s:
  *   1      the request is read (thread 101)
+ *   1.1    the engine's arrived event: [1, 1.1] is the front-end window, where
+ *          no source shows thread 101 (other); engine queueing is [1.1, 2]
  *   2      the engine schedules it; thread 101 goes on CPU
  *   2.5    thread 101 launches a GPU kernel from launch_fn
  *   3-5    the kernel
@@ -16,7 +18,8 @@
  *   14.5   thread 101 blocks again (no stacks)
  * So in the served window [2, 14]: host 1 + 3 + 2 = 6 ms over two samples
  * taken at host instants (3 ms each), compute 2 ms, other 4 ms, all of it
- * overlapping wait_fn's blocked span.
+ * overlapping wait_fn's blocked span; with the front end's 0.1 ms, other is
+ * 4.1 ms, spread over the one blocked stack that overlaps other instants.
  * Usage: flame-capture FILE [--mapping PATH]
  * With --mapping, no symbol records: one mapping record of process 100 names
  * PATH as the file behind every address, so flame opens it to symbolize (a

@@ -19,9 +19,11 @@ it, give or take the tolerance.
 With NO_CPU_CHECK (lossy scenario) host + queueing.cpu, compute and transfer
 are not compared: time blocked in writes is network first (DESIGN.md §6),
 and the mock's truth does not see it. queueing.engine is the
-engine's true scheduling time minus latsplit's T_read (DESIGN.md §6 defines
-it as [T_read, T_sched], so this isolates the T_sched error; the mock's own
-read mark comes after the read returns, late by any CPU wait in between). Prints a per-component error table and a
+engine's true scheduling time minus latsplit's T_queued (its T_read without
+engine events): DESIGN.md §6 defines it as [T_queued, T_sched], so this
+isolates the T_sched error; the mock's own read mark comes after the read
+returns, late by any CPU wait in between. frontend_ns ([T_read, T_queued])
+is compared with the mock's own queued mark minus latsplit's T_read. Prints a per-component error table and a
 PASS/FAIL line per check.
 """
 import json
@@ -94,7 +96,7 @@ def ok_err(got, want, lo=None):
     return abs(got - ref) <= max(tol_abs, tol_rel * abs(ref))
 
 
-rows = {k: [] for k in ["queueing.engine", "compute", "transfer", "host+queueing.cpu"]}
+rows = {k: [] for k in ["queueing.engine", "frontend", "compute", "transfer", "host+queueing.cpu"]}
 bad, matched, sums_bad = [], 0, 0
 for r in reqs:
     t = truth.get(r["x_request_id"] or "")
@@ -114,10 +116,18 @@ for r in reqs:
     sub = r["sub"]
     got = {"queueing.engine": sub["queueing.engine"], "compute": c["compute"],
            "transfer": c["transfer"], "host+queueing.cpu": c["host"] + sub["queueing.cpu"]}
-    want = {"queueing.engine": t["t_sched"] - m["t_read"], "compute": tp["compute"],
-            "transfer": tp["transfer"], "host+queueing.cpu": tp["cpu"]}
+    if r.get("frontend_ns") is not None and "frontend" in rows:
+        got["frontend"] = r["frontend_ns"]
+    # queueing.engine starts at the engine's queued event when there is one
+    # (DESIGN §6), else at T_read; the front end is [T_read, T_queued]
+    q_from = m.get("t_queued") or m["t_read"]
+    want = {"queueing.engine": t["t_sched"] - q_from, "compute": tp["compute"],
+            "transfer": tp["transfer"], "host+queueing.cpu": tp["cpu"],
+            "frontend": t["t_queued"] - m["t_read"]}
     for k in rows:
         if engine_only and k != "queueing.engine":
+            continue
+        if k not in got:
             continue
         low = lo if k == "host+queueing.cpu" else None
         ref = want[k] if low is None or got[k] > want[k] else (low if got[k] < low else got[k])

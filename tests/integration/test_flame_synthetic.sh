@@ -30,8 +30,8 @@ latency;host;eng (100);host_fn_a 3000000
 latency;host;eng (100);host_fn_b 3000000
 latency;network;network.drain 200000
 latency;network;network.upload 700000
-latency;other;eng (100);wait_fn 4000000
-latency;queueing;queueing.engine 1000000
+latency;other;eng (100);wait_fn 4100000
+latency;queueing;queueing.engine 900000
 latency;queueing;queueing.socket 500000" --kind latency
 
 # TTFT window [2, 12.501]: host 1 + 3 + 0.501 ms over the two samples
@@ -39,8 +39,8 @@ expect latency_ttft "latency;compute;compute.kernel 2000000
 latency;host;eng (100);host_fn_a 2250500
 latency;host;eng (100);host_fn_b 2250500
 latency;network;network.upload 700000
-latency;other;eng (100);wait_fn 4000000
-latency;queueing;queueing.engine 1000000
+latency;other;eng (100);wait_fn 4100000
+latency;queueing;queueing.engine 900000
 latency;queueing;queueing.socket 500000" --kind latency --ttft
 
 expect component "latency;host;eng (100);host_fn_a 3000000

@@ -231,6 +231,35 @@ static void test_send_blocked_first(void **state)
 	ls_timeline_free(tl);
 }
 
+/* The front-end window [T_read, T_queued] (DESIGN §6): classified instant by
+ * instant like the served window, reported as frontend_ns; engine queueing
+ * starts at the queued event. Fails on a split that calls it all queueing. */
+static void test_frontend_window(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request r = req(1, 1 * MS, 2 * MS, 12 * MS, 20 * MS, 21 * MS);
+	struct ls_engine_join j;
+	struct ls_split s;
+
+	(void)state;
+	engine_ev(tl, 4 * MS, 7, LS_ENG_ARRIVED, 0, "fe");
+	engine_ev(tl, 5 * MS, 7, LS_ENG_QUEUED, 100, NULL);
+	engine_ev(tl, 8 * MS, 7, LS_ENG_SCHEDULED, 4, NULL);
+	cpu(tl, 1, 2 * MS, 2 * MS, 4 * MS); /* the front end parses: host [2, 4] */
+	ls_timeline_finish(tl, &r, 1);
+	strcpy(r.x_request_id, "fe");
+	ls_timeline_join(tl, &r, 1, &j);
+	ls_attribute(&r, tl, &j, &s);
+	assert_int_equal(s.t_queued, 5 * MS);       /* queued, not arrived */
+	assert_int_equal(s.frontend, 3 * MS);       /* [2, 5] */
+	assert_int_equal(s.sub[LS_S_Q_ENGINE], 3 * MS); /* [5, 8] */
+	assert_int_equal(s.comp[LS_C_HOST], 2 * MS);    /* [2, 4] */
+	assert_int_equal(s.comp[LS_C_OTHER], 1 * MS + 12 * MS); /* [4, 5] + [8, 20] */
+	assert_int_equal(comp_sum(s.comp), s.total);
+	assert_int_equal(comp_sum(s.ttft_comp), s.ttft);
+	ls_timeline_free(tl);
+}
+
 static void test_missing_sources_are_null(void **state)
 {
 	struct ls_request r = req(1, 1 * MS, 2 * MS, 3 * MS, 4 * MS, 5 * MS);
@@ -437,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_batching),
 		cmocka_unit_test(test_send_blocked_first),
+		cmocka_unit_test(test_frontend_window),
 		cmocka_unit_test(test_missing_sources_are_null),
 		cmocka_unit_test(test_inferred_sched),
 		cmocka_unit_test(test_inferred_sched_not_streaming),

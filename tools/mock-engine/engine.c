@@ -71,12 +71,14 @@ static void burn(double us)
 
 void engine_submit(struct ereq *r)
 {
-	if (ecfg.events) {
+	if (ecfg.events)
 		latsplit_request_arrived(r->id, r->xrid);
-		latsplit_request_queued(r->id, r->prompt_tokens);
-	}
 	pthread_mutex_lock(&q_mu);
+	/* queued: when it is in the waiting queue (the lock may wait for a
+	 * step), as vLLM's Scheduler.add_request; the truth's mark is the same */
 	r->t_queued = mono_ns();
+	if (ecfg.events)
+		latsplit_request_queued(r->id, r->prompt_tokens);
 	r->needs_prefill = true;
 	r->next = NULL;
 	if (waiting_tail)

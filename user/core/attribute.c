@@ -128,7 +128,7 @@ static void partition(uint64_t a, uint64_t b, const struct ls_spans *layers[K_BA
 
 /* The marks, monotonic and clipped to T_end. */
 struct marks {
-	uint64_t start, in, read, sched, out, end;
+	uint64_t start, in, read, queued, sched, out, end;
 };
 
 static uint64_t clampu(uint64_t v, uint64_t lo, uint64_t hi)
@@ -151,9 +151,15 @@ static void split_window(const struct marks *m, const struct ls_spans *layers[K_
 	sub[LS_S_Q_SOCKET] = k[K_BASE];
 	k[K_BASE] = 0;
 	if (have_sched_mark) {
-		partition(m->read, m->sched, only_blocked, k, NULL);
-		sub[LS_S_Q_ENGINE] = k[K_BASE];
+		/* the front-end window [T_read, T_queued] (parsing, tokenising, the
+		 * hand-off to the engine) instant by instant, like the served
+		 * window; then the engine's own queue */
+		partition(m->read, m->queued, layers, k, emit);
+		uint64_t frontend_other = k[K_BASE];
 		k[K_BASE] = 0;
+		partition(m->queued, m->sched, only_blocked, k, NULL);
+		sub[LS_S_Q_ENGINE] = k[K_BASE];
+		k[K_BASE] = frontend_other;
 	}
 	partition(m->sched, m->out, layers, k, emit);
 	for (int c = 0; c < K_BASE; c++)
@@ -219,7 +225,7 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 	struct ls_spans blocked = {0};
 	const struct ls_spans *layers[K_BASE] = {0};
 	bool gpu = tl && ls_timeline_has_gpu(tl), sched = tl && ls_timeline_has_sched(tl);
-	uint64_t sched_mark = 0, host, other;
+	uint64_t sched_mark = 0, queued_mark = 0, host, other;
 	struct marks m, mf;
 
 	for (int i = 0; i < LS_C_N; i++)
@@ -230,7 +236,9 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 	s->engine_source = "none";
 	s->gpu_source = tl ? ls_timeline_gpu_source(tl) : "none";
 	s->max_gap_cause = NULL;
-	s->t_sched = 0;
+	s->t_sched = s->t_queued = 0;
+	s->frontend = LS_NULL;
+	s->unobserved = 0;
 
 	for (uint32_t i = 0; i < r->nblocked; i++)
 		ls_spans_add(&blocked, r->blocked[i][0], r->blocked[i][1]);
@@ -247,6 +255,10 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		layers[K_ONCPU] = ls_timeline_layer(tl, LS_L_ONCPU);
 		layers[K_RUNNABLE] = ls_timeline_layer(tl, LS_L_RUNNABLE);
 	}
+	/* T_queued: the engine's queued event, else its arrived event (DESIGN
+	 * §6); only with engine events, which also give T_sched */
+	if (join && join->joined && join->t_sched)
+		queued_mark = join->t_queued ? join->t_queued : join->t_arrived;
 	if (join && join->joined && join->t_sched) {
 		sched_mark = join->t_sched;
 		s->engine_source = "events";
@@ -268,6 +280,9 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		m.in = clampu(r->t_in ? r->t_in : r->t_start, m.start, m.end);
 		m.read = clampu(r->t_read, m.in, m.end);
 		m.sched = clampu(sched_mark ? sched_mark : m.read, m.read, m.end);
+		m.queued = clampu(queued_mark ? queued_mark : m.read, m.read, m.sched);
+		s->t_queued = queued_mark && sched_mark ? m.queued : 0;
+		s->frontend = s->t_queued ? m.queued - m.read : LS_NULL;
 		m.out = clampu(r->t_out, m.sched, m.end);
 		s->t_sched = sched_mark ? m.sched : 0;
 		s->total = m.end - m.start;
@@ -283,6 +298,7 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		mf.in = clampu(r->t_in ? r->t_in : r->t_start, mf.start, mf.end);
 		mf.read = clampu(r->t_read, mf.in, mf.end);
 		mf.sched = clampu(sched_mark ? sched_mark : mf.read, mf.read, mf.end);
+		mf.queued = clampu(queued_mark ? queued_mark : mf.read, mf.read, mf.sched);
 		mf.out = mf.end;
 		s->ttft = mf.end - mf.start;
 		split_window(&mf, layers, sched_mark != 0, s->ttft_sub, &host, &other,

@@ -28,6 +28,8 @@ struct ls_split {
 	uint64_t comp[LS_C_N], ttft_comp[LS_C_N];
 	uint64_t sub[LS_S_N], ttft_sub[LS_S_N];
 	uint64_t t_sched;           /* used: from engine events, inferred, or 0 */
+	uint64_t t_queued;          /* the engine queued (or arrived) event used, or 0 */
+	uint64_t frontend;          /* [T_read, T_queued], LS_NULL without T_queued */
 	const char *engine_source;  /* "events" | "inferred" | "none" */
 	const char *gpu_source;     /* "cupti" | "uprobe" | "simulated" | "none" */
 	const char *max_gap_cause;  /* a component or sub-part name, or NULL */

@@ -41,6 +41,7 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 	ls_json_kv_u64(out, "t_start", mark(r->t_start), true);
 	ls_json_kv_u64(out, "t_in", mark(r->t_in), true);
 	ls_json_kv_u64(out, "t_read", mark(r->t_read), true);
+	ls_json_kv_u64(out, "t_queued", mark(s.t_queued), true);
 	ls_json_kv_u64(out, "t_sched", mark(s.t_sched), true);
 	ls_json_kv_u64(out, "t_first", mark(r->t_first), true);
 	ls_json_kv_u64(out, "t_out", mark(r->t_out), true);
@@ -54,7 +55,9 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 	fprintf(out, "},\"sub\":{");
 	for (int k = 0; k < LS_S_N; k++)
 		ls_json_kv_u64(out, ls_sub_name(k), s.sub[k], k + 1 < LS_S_N);
-	fprintf(out, "},\"unobserved\":[");
+	fprintf(out, "},");
+	ls_json_kv_u64(out, "frontend_ns", s.frontend, true);
+	fprintf(out, "\"unobserved\":[");
 	for (int k = 0, first = 1; k < LS_S_N; k++)
 		if (s.unobserved & 1u << k) {
 			fprintf(out, "%s\"%s\"", first ? "" : ",", ls_sub_name(k));
