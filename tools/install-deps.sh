@@ -10,7 +10,7 @@ PKGS=(
   systemtap-sdt-dev libcmocka-dev libclang-rt-14-dev
   nftables iproute2 ethtool python3 curl libbpf-tools binutils time
   debootstrap git
-  qemu-system-x86 linux-image-amd64 busybox-static cpio
+  qemu-system-x86 linux-image-amd64 busybox-static cpio procps
 )
 
 missing=()
