@@ -131,7 +131,7 @@ $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread
 
-$(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/order.o $(BUILD)/user/out/format.o
+$(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/order.o $(BUILD)/user/out/format.o $(BUILD)/user/core/requests.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
