@@ -136,6 +136,20 @@ static uint64_t clampu(uint64_t v, uint64_t lo, uint64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* The marks of a window ending at `end` (T_end, or T_first for the TTFT
+ * split; `out` is then the end too), each clipped between its neighbours. */
+static void set_marks(const struct ls_request *r, uint64_t end, uint64_t out, uint64_t sched_mark,
+		      uint64_t queued_mark, struct marks *m)
+{
+	m->end = end > r->t_start ? end : r->t_start;
+	m->start = r->t_start;
+	m->in = clampu(r->t_in ? r->t_in : r->t_start, m->start, m->end);
+	m->read = clampu(r->t_read, m->in, m->end);
+	m->sched = clampu(sched_mark ? sched_mark : m->read, m->read, m->end);
+	m->queued = clampu(queued_mark ? queued_mark : m->read, m->read, m->sched);
+	m->out = clampu(out, m->sched, m->end);
+}
+
 /* The split of [m.start, m.end] (end = T_end or T_first). */
 static void split_window(const struct marks *m, const struct ls_spans *layers[K_BASE],
 			 bool have_sched_mark, uint64_t sub[LS_S_N], uint64_t *host, uint64_t *other,
@@ -275,15 +289,9 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 	bool whole = r->outcome != LS_REQ_PARTIAL;
 
 	if (whole && r->t_start && r->t_end && r->t_read && r->t_out) {
-		m.end = r->t_end > r->t_start ? r->t_end : r->t_start;
-		m.start = r->t_start;
-		m.in = clampu(r->t_in ? r->t_in : r->t_start, m.start, m.end);
-		m.read = clampu(r->t_read, m.in, m.end);
-		m.sched = clampu(sched_mark ? sched_mark : m.read, m.read, m.end);
-		m.queued = clampu(queued_mark ? queued_mark : m.read, m.read, m.sched);
+		set_marks(r, r->t_end, r->t_out, sched_mark, queued_mark, &m);
 		s->t_queued = queued_mark && sched_mark ? m.queued : 0;
 		s->frontend = s->t_queued ? m.queued - m.read : LS_NULL;
-		m.out = clampu(r->t_out, m.sched, m.end);
 		s->t_sched = sched_mark ? m.sched : 0;
 		s->total = m.end - m.start;
 		split_window(&m, layers, sched_mark != 0, s->sub, &host, &other,
@@ -293,13 +301,7 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		components(s->sub, host, other, s->comp);
 	}
 	if (whole && r->t_start && r->t_first && r->t_read) {
-		mf.end = r->t_first > r->t_start ? r->t_first : r->t_start;
-		mf.start = r->t_start;
-		mf.in = clampu(r->t_in ? r->t_in : r->t_start, mf.start, mf.end);
-		mf.read = clampu(r->t_read, mf.in, mf.end);
-		mf.sched = clampu(sched_mark ? sched_mark : mf.read, mf.read, mf.end);
-		mf.queued = clampu(queued_mark ? queued_mark : mf.read, mf.read, mf.sched);
-		mf.out = mf.end;
+		set_marks(r, r->t_first, r->t_first, sched_mark, queued_mark, &mf);
 		s->ttft = mf.end - mf.start;
 		split_window(&mf, layers, sched_mark != 0, s->ttft_sub, &host, &other,
 			     emit_ttft ? emit : NULL);

@@ -37,6 +37,7 @@
 #include "grow.h"
 
 #include "http.h"
+#include "idmap.h"
 #include "requests.h"
 
 
@@ -113,10 +114,9 @@ struct synack {
 };
 
 struct ls_corr {
-	/* open connections by conn_id: a hash table, since ids come from the
-	 * file and a crafted one must not size an array */
-	struct conn **conns;
-	size_t cap, live;
+	/* open connections by conn_id: ids come from the file, and a crafted
+	 * one must not size an array */
+	struct ls_idmap conns;
 	struct synack *synacks;
 	size_t nsynacks, capsynacks;
 	uint64_t next_req_id;
@@ -214,78 +214,19 @@ static uint64_t time_past(const struct points *p, uint64_t off)
 	return lo < p->n ? p->v[lo].ts : 0;
 }
 
-static size_t conn_slot(const struct ls_corr *c, uint64_t id)
-{
-	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & (c->cap - 1);
-}
-
-static struct conn **conn_find(struct ls_corr *c, uint64_t id)
-{
-	size_t h;
-
-	if (!c->cap)
-		return NULL;
-	for (h = conn_slot(c, id); c->conns[h]; h = (h + 1) & (c->cap - 1))
-		if (c->conns[h]->id == id)
-			return &c->conns[h];
-	return &c->conns[h];
-}
-
-static void conn_table_grow(struct ls_corr *c)
-{
-	struct conn **old = c->conns;
-	size_t oldcap = c->cap;
-
-	c->cap = oldcap ? oldcap * 2 : 64;
-	c->conns = calloc(c->cap, sizeof(*c->conns));
-	if (!c->conns)
-		abort();
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i])
-			*conn_find(c, old[i]->id) = old[i];
-	free(old);
-}
-
-/* Removes cn, shifting later entries of its probe run back (no tombstones). */
-static void conn_remove(struct ls_corr *c, struct conn *cn)
-{
-	size_t i = conn_find(c, cn->id) - c->conns, j = i, mask = c->cap - 1;
-
-	for (;;) {
-		j = (j + 1) & mask;
-		if (!c->conns[j])
-			break;
-		size_t k = conn_slot(c, c->conns[j]->id);
-		/* move j back to i unless its home lies cyclically in (i, j] */
-		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
-			c->conns[i] = c->conns[j];
-			i = j;
-		}
-	}
-	c->conns[i] = NULL;
-	c->live--;
-}
-
 static struct conn *conn_get(struct ls_corr *c, uint64_t id)
 {
-	struct conn **slot, *cn;
+	struct conn *cn;
 
 	if (!id)
 		return NULL;
-	slot = conn_find(c, id);
-	if (slot && *slot)
-		return *slot;
-	if ((c->live + 1) * 2 > c->cap) {
-		conn_table_grow(c);
-		slot = conn_find(c, id);
-	}
+	if ((cn = ls_idmap_get(&c->conns, id)))
+		return cn;
 	cn = calloc(1, sizeof(*cn));
-	if (!cn)
+	if (!cn || ls_idmap_put(&c->conns, id, cn))
 		abort();
 	cn->id = id;
 	cn->corr = c;
-	*slot = cn;
-	c->live++;
 	c->st.conns++;
 	return cn;
 }
@@ -817,7 +758,7 @@ static void finish_conn(struct ls_corr *c, struct conn *cn, bool capture_end)
 	free(cn->rtx);
 	free(cn->rx);
 	free(cn->tx);
-	conn_remove(c, cn);
+	ls_idmap_remove(&c->conns, cn->id);
 	free(cn);
 }
 
@@ -881,14 +822,14 @@ static int conn_id_cmp(const void *a, const void *b)
 void ls_corr_finish(struct ls_corr *c)
 {
 	/* in conn_id order, as they were opened */
-	struct conn **left = malloc((c->live ? c->live : 1) * sizeof(*left));
+	struct conn **left = malloc((c->conns.n ? c->conns.n : 1) * sizeof(*left));
 	size_t n = 0;
 
 	if (!left)
 		abort();
-	for (size_t i = 0; i < c->cap; i++)
-		if (c->conns[i])
-			left[n++] = c->conns[i];
+	for (size_t i = 0; i < c->conns.cap; i++)
+		if (c->conns.keys[i])
+			left[n++] = c->conns.vals[i];
 	qsort(left, n, sizeof(*left), conn_id_cmp);
 	for (size_t i = 0; i < n; i++)
 		finish_conn(c, left[i], true);
@@ -903,7 +844,7 @@ void ls_corr_free(struct ls_corr *c)
 	if (!c)
 		return;
 	ls_corr_finish(c);
-	free(c->conns);
+	ls_idmap_free(&c->conns);
 	free(c->synacks);
 	free(c);
 }

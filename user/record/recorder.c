@@ -12,76 +12,43 @@
 #include "cli.h" /* ls_now_ns */
 #include "grow.h"
 #include "http.h"
+#include "idmap.h"
 #include "recorder.h"
 #include "redact.h"
 
 struct stream_state {
-	__u64 conn_id; /* 0: free slot */
 	bool in_secret[2];
 	struct ls_body_conn body;
 };
 
-static size_t stream_slot(size_t cap, __u64 id)
-{
-	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
-}
-
-/* The redaction state of a connection, created on first use. */
+/* The redaction state of a connection, created on first use (NULL: out of
+ * memory). */
 static struct stream_state *stream_get(struct ls_recorder *r, __u64 id)
 {
-	size_t h;
+	struct stream_state *ss = ls_idmap_get(&r->streams, id);
 
-	if ((r->nstreams + 1) * 2 > r->capstreams) {
-		size_t nc = r->capstreams ? r->capstreams * 2 : 1024;
-		struct stream_state *ns = calloc(nc, sizeof(*ns));
-		if (!ns)
-			return NULL;
-		for (size_t i = 0; i < r->capstreams; i++) {
-			if (!r->streams[i].conn_id)
-				continue;
-			for (h = stream_slot(nc, r->streams[i].conn_id); ns[h].conn_id; h = (h + 1) & (nc - 1))
-				;
-			ns[h] = r->streams[i];
-		}
-		free(r->streams);
-		r->streams = ns;
-		r->capstreams = nc;
+	if (ss || !id)
+		return ss;
+	ss = calloc(1, sizeof(*ss));
+	if (ss && ls_idmap_put(&r->streams, id, ss)) {
+		free(ss);
+		ss = NULL;
 	}
-	for (h = stream_slot(r->capstreams, id); r->streams[h].conn_id; h = (h + 1) & (r->capstreams - 1))
-		if (r->streams[h].conn_id == id)
-			return &r->streams[h];
-	memset(&r->streams[h], 0, sizeof(r->streams[h]));
-	r->streams[h].conn_id = id;
-	r->nstreams++;
-	return &r->streams[h];
+	return ss;
 }
 
-/* A connection ended: its state goes (later entries of its probe run shift
- * back, so lookups stay correct without tombstones). */
+static void stream_free(struct stream_state *ss)
+{
+	if (ss) {
+		ls_body_free(&ss->body);
+		free(ss);
+	}
+}
+
+/* A connection ended: its state goes. */
 static void stream_drop(struct ls_recorder *r, __u64 id)
 {
-	size_t i, j, mask = r->capstreams - 1;
-
-	if (!r->capstreams)
-		return;
-	for (i = stream_slot(r->capstreams, id); r->streams[i].conn_id; i = (i + 1) & mask)
-		if (r->streams[i].conn_id == id)
-			break;
-	if (!r->streams[i].conn_id)
-		return;
-	ls_body_free(&r->streams[i].body);
-	for (j = i;;) {
-		j = (j + 1) & mask;
-		if (!r->streams[j].conn_id)
-			break;
-		size_t k = stream_slot(r->capstreams, r->streams[j].conn_id);
-		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
-			r->streams[i] = r->streams[j];
-			i = j;
-		}
-	}
-	r->streams[i].conn_id = 0;
-	r->nstreams--;
+	stream_free(ls_idmap_remove(&r->streams, id));
 }
 
 static void write_record(struct ls_recorder *r, const struct ls_hdr *h)
@@ -92,10 +59,12 @@ static void write_record(struct ls_recorder *r, const struct ls_hdr *h)
 		r->write_err = err;
 }
 
-void ls_recorder_proc_info(struct ls_recorder *r, pid_t pid)
+bool ls_recorder_proc_info(struct ls_recorder *r, pid_t pid)
 {
-	if (ls_proc_info(pid, ls_now_ns(), r->procbuf) > 0)
-		write_record(r, (struct ls_hdr *)r->procbuf);
+	if (ls_proc_info(pid, ls_now_ns(), r->procbuf) <= 0)
+		return false;
+	write_record(r, (struct ls_hdr *)r->procbuf);
+	return true;
 }
 
 static __u64 use_key(__u32 pid, __s32 id)
@@ -202,20 +171,14 @@ static void watch_targets(struct ls_recorder *r, const struct ls_hdr *h)
 {
 	if (h->type == LS_EV_TCP_STATE) {
 		const struct ls_ev_tcp_state *e = (const void *)h;
-		char comm[LS_COMM_LEN + 1] = "?", path[64];
-		FILE *f;
+		const struct ls_rec_proc_info *pi = (const void *)r->procbuf;
 
 		if (e->newstate != 10 /* LISTEN */ || !h->pid || ls_recorder_known_pid(r, h->pid, true))
 			return;
-		ls_recorder_proc_info(r, h->pid);
-		snprintf(path, sizeof(path), "/proc/%u/comm", h->pid);
-		if ((f = fopen(path, "re"))) {
-			if (fgets(comm, sizeof(comm), f))
-				comm[strcspn(comm, "\n")] = '\0';
-			fclose(f);
-		}
-		fprintf(stderr, "latsplit record: pid %u (%s) listens on :%u: tracking it\n", h->pid,
-			comm, e->t.sport);
+		/* the process record it gets also names it */
+		bool named = ls_recorder_proc_info(r, h->pid);
+		fprintf(stderr, "latsplit record: pid %u (%.*s) listens on :%u: tracking it\n", h->pid,
+			LS_COMM_LEN, named ? pi->comm : "?", e->t.sport);
 	} else if (h->type == LS_EV_PROC_EXIT && ((const struct ls_ev_proc_exit *)h)->group_dead) {
 		for (int i = 0; i < r->ntargets; i++)
 			if (r->targets[i] == h->pid) {
@@ -434,12 +397,12 @@ void ls_recorder_drops(struct ls_recorder *r)
 
 void ls_recorder_free(struct ls_recorder *r)
 {
-	for (size_t i = 0; i < r->capstreams; i++)
-		if (r->streams[i].conn_id)
-			ls_body_free(&r->streams[i].body);
+	for (size_t i = 0; i < r->streams.cap; i++)
+		if (r->streams.keys[i])
+			stream_free(r->streams.vals[i]);
 	free(r->uses);
 	free(r->known);
 	free(r->written);
 	free(r->done);
-	free(r->streams);
+	ls_idmap_free(&r->streams);
 }

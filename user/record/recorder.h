@@ -13,14 +13,13 @@
 #include <sys/types.h>
 
 #include "capture.h"
+#include "idmap.h"
 #include "loader.h"
 #include "proc.h"
 #include "symbolize.h"
 
 #define LS_MAX_PIDS 256
 #define LS_MAX_PORTS 64
-
-struct stream_state;
 
 /* One recording's state. */
 struct ls_recorder {
@@ -53,8 +52,7 @@ struct ls_recorder {
 	_Alignas(8) unsigned char procbuf[LS_PROC_INFO_MAX];
 	/* per open connection: what redaction must carry from one syscall's
 	 * payload to the next (a credential value or a body cut between them) */
-	struct stream_state *streams;
-	size_t capstreams, nstreams;
+	struct ls_idmap streams; /* conn_id -> struct stream_state */
 	bool capture_bodies;
 	/* a socket I/O record, copied to redact credentials before the write */
 	_Alignas(8) unsigned char iobuf[sizeof(struct ls_ev_sock_io) + LS_IO_MAX_CAPTURE + 8];
@@ -63,8 +61,9 @@ struct ls_recorder {
 
 /* The ring buffer's callback: one record into the capture. */
 int ls_recorder_on_record(void *ctx, void *data, size_t size);
-/* A process's table entry (pid, ppid, comm, exe, redacted cmdline). */
-void ls_recorder_proc_info(struct ls_recorder *r, pid_t pid);
+/* A process's table entry (pid, ppid, comm, exe, redacted cmdline), built in
+ * r->procbuf. false when the process is gone. */
+bool ls_recorder_proc_info(struct ls_recorder *r, pid_t pid);
 /* Whether pid was announced already (add: and remember it). */
 bool ls_recorder_known_pid(struct ls_recorder *r, pid_t pid, bool add);
 /* Stacks and their symbols not written yet (a checkpoint; also the end). */
