@@ -666,42 +666,70 @@ static void expand_host(struct ls_flame *f, const struct stack_data *d,
 	add_shared(f, d, v, nv, host_ns, prefix, "[not sampled]");
 }
 
-static void latency_flame(struct ls_flame *f, const struct ls_analysis *a, const struct stack_data *d,
-			  bool ttft, unsigned long request, const char *component, unsigned long pid)
-{
-	for (size_t i = 0; i < a->n; i++) {
-		const struct ls_request *r = &a->v[i];
-		const struct ls_split *s = &a->split[i];
-		const uint64_t *sub = ttft ? s->ttft_sub : s->sub, *comp = ttft ? s->ttft_comp : s->comp;
+/* The latency flame's part of a request: its split, and (with stacks) the
+ * instants the split called host and other, taken while the analysis still
+ * holds the request's window; drawn once the stacks are loaded. */
+struct lat_req {
+	uint64_t sub[LS_S_N], comp[LS_C_N];
+	struct ls_spans where[2];
+};
 
-		if ((request && r->id != request) || (pid && r->pid != pid))
-			continue;
+struct latency_sink {
+	const struct ls_analysis *a; /* its capture's header: stacks or not */
+	bool ttft, stacks;
+	unsigned long request, pid;
+	struct lat_req *v;
+	size_t n, cap;
+};
+
+static void latency_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
+			    const struct ls_engine_join *j, const struct ls_timeline *tl)
+{
+	struct latency_sink *ls = ctx;
+	struct lat_req *q;
+
+	if ((ls->request && r->id != ls->request) || (ls->pid && r->pid != ls->pid))
+		return;
+	ls->stacks = ls->a->rd && (ls_reader_header(ls->a->rd)->sources & LS_SRC_SAMPLES);
+	GROW(ls->v, ls->n, ls->cap);
+	q = &ls->v[ls->n++];
+	memset(q, 0, sizeof(*q));
+	memcpy(q->sub, ls->ttft ? s->ttft_sub : s->sub, sizeof(q->sub));
+	memcpy(q->comp, ls->ttft ? s->ttft_comp : s->comp, sizeof(q->comp));
+	if (ls->stacks)
+		ls_attribute_spans(r, tl, j, ls->ttft, &q->where[0], &q->where[1]);
+}
+
+static void latency_flame(struct ls_flame *f, struct latency_sink *ls, const struct ls_timeline *tl,
+			  const struct stack_data *d, const char *component)
+{
+	for (size_t i = 0; i < ls->n; i++) {
+		struct lat_req *q = &ls->v[i];
+
 		for (int k = 0; k < LS_S_N; k++) {
 			const char *fr[3] = {"latency", ls_comp_name(ls_sub_comp(k)), ls_sub_name(k)};
-			if (sub[k] == LS_NULL || (component && strcmp(component, fr[1]) &&
-						  strcmp(component, fr[2])))
+			if (q->sub[k] == LS_NULL || (component && strcmp(component, fr[1]) &&
+						     strcmp(component, fr[2])))
 				continue;
-			ls_flame_add(f, fr, 3, sub[k]);
+			ls_flame_add(f, fr, 3, q->sub[k]);
 		}
 		/* host and other: under the stacks of the instants the split gave
 		 * them, when the capture has stacks */
-		struct ls_spans where[2] = {{0}, {0}};
-		if (d)
-			ls_attribute_spans(r, a->tl, &a->join[i], ttft, &where[0], &where[1]);
 		for (int c = LS_C_HOST; c <= LS_C_OTHER; c++) {
 			const char *fr[2] = {"latency", ls_comp_name(c)};
-			if (comp[c] == LS_NULL || (component && strcmp(component, fr[1])))
+			if (q->comp[c] == LS_NULL || (component && strcmp(component, fr[1])))
 				continue;
-			if (!d || !comp[c])
-				ls_flame_add(f, fr, 2, comp[c]);
+			if (!d || !q->comp[c])
+				ls_flame_add(f, fr, 2, q->comp[c]);
 			else if (c == LS_C_HOST)
-				expand_host(f, d, a->tl, &where[0], comp[c]);
+				expand_host(f, d, tl, &q->where[0], q->comp[c]);
 			else
-				expand_other(f, d, a->tl, &where[1], comp[c]);
+				expand_other(f, d, tl, &q->where[1], q->comp[c]);
 		}
-		ls_spans_free(&where[0]);
-		ls_spans_free(&where[1]);
+		ls_spans_free(&q->where[0]);
+		ls_spans_free(&q->where[1]);
 	}
+	free(ls->v);
 }
 
 static void usage(FILE *out)
@@ -777,16 +805,19 @@ int cmd_flame(int argc, char **argv)
 		struct ls_consumer stacks = {stack_loader_add, &l};
 		struct ls_analysis a;
 		struct stack_data d;
-		if (ls_analysis_run(&a, path, &stacks, 1, err, sizeof(err))) {
+		struct latency_sink ls = {.ttft = ttft, .request = request, .pid = pid};
+		struct ls_request_sink sink = {latency_request, &ls};
+		ls.a = &a;
+		if (ls_analysis_run(&a, path, &stacks, 1, &sink, 1, err, sizeof(err))) {
 			stack_loader_finish(&l, &d);
 			free_stack_data(&d);
+			free(ls.v);
 			ls_err("flame", "%s", err);
 			ls_flame_free(f);
 			return 1;
 		}
 		stack_loader_finish(&l, &d);
-		bool samples = ls_reader_header(a.rd)->sources & LS_SRC_SAMPLES;
-		latency_flame(f, &a, samples ? &d : NULL, ttft, request, component, pid);
+		latency_flame(f, &ls, a.tl, ls.stacks ? &d : NULL, component);
 		free_stack_data(&d);
 		warn_loss(a.rd, path);
 		ls_analysis_free(&a);

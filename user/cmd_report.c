@@ -12,6 +12,8 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "grow.h"
+#include "quant.h"
 #include "verdict.h"
 #include "out/request_json.h"
 
@@ -61,10 +63,19 @@ static void print_csv(FILE *out, const struct ls_request *r, const struct ls_spl
 	fprintf(out, ",%s,%s\n", s.engine_source, s.gpu_source);
 }
 
-static int cmp_u64(const void *a, const void *b)
+static void json_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
+			 const struct ls_engine_join *j, const struct ls_timeline *tl)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
+	(void)tl;
+	ls_request_json(ctx, r, s, j);
+}
+
+static void csv_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
+			const struct ls_engine_join *j, const struct ls_timeline *tl)
+{
+	(void)j;
+	(void)tl;
+	print_csv(ctx, r, s);
 }
 
 static void fmt_ms(char *buf, size_t len, uint64_t ns)
@@ -77,28 +88,143 @@ static void fmt_ms(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%.1f", ns / 1e6);
 }
 
-/* One summary row: percentiles of values[] (LS_NULL excluded). */
-static void summary_row(const char *name, uint64_t *vals, size_t n, uint64_t total_sum)
+/* The text report's figures, gathered request by request in bounded
+ * memory: a percentile row per total, TTFT, component and sub-part; the
+ * slowest requests; per-client network facts. */
+enum { ROW_TOTAL, ROW_TTFT, ROW_COMP, ROW_SUB = ROW_COMP + LS_C_N, ROW_N = ROW_SUB + LS_S_N };
+
+struct client_stat {
+	char addr[64];
+	uint64_t requests, retrans, bytes_out;
+	struct ls_quant srtt;
+};
+
+struct slow {
+	struct ls_request r;
+	struct ls_split s;
+	uint64_t key;
+};
+
+struct text_sink {
+	bool ttft;
+	size_t top;
+	size_t n, outcomes[LS_REQ_NOUTCOMES], n_events, n_inferred;
+	uint64_t total_sum, ttft_sum;
+	struct {
+		struct ls_quant q;
+		uint64_t sum;
+	} rows[ROW_N];
+	struct slow *slow; /* the slowest, by key descending, then arrival */
+	size_t nslow;
+	struct client_stat *cs;
+	size_t nc, capc;
+};
+
+static void text_client(struct text_sink *t, const struct ls_request *r)
 {
-	size_t k = 0;
-	uint64_t sum = 0;
+	char addr[64];
+	char *colon;
+	size_t k;
+
+	snprintf(addr, sizeof(addr), "%s", r->client[0] ? r->client : "?");
+	colon = strrchr(addr, ':'); /* the client's port varies per connection */
+	if (colon)
+		*colon = '\0';
+	for (k = 0; k < t->nc && strcmp(t->cs[k].addr, addr); k++)
+		;
+	if (k == t->nc) {
+		GROW(t->cs, t->nc, t->capc);
+		memset(&t->cs[k], 0, sizeof(t->cs[k]));
+		snprintf(t->cs[k].addr, sizeof(t->cs[k].addr), "%s", addr);
+		t->cs[k].srtt.exact_max = 4096;
+		t->nc++;
+	}
+	t->cs[k].requests++;
+	t->cs[k].retrans += r->retransmits;
+	t->cs[k].bytes_out += r->bytes_out;
+	if (r->srtt_avg_us)
+		ls_quant_add(&t->cs[k].srtt, r->srtt_avg_us);
+}
+
+static void text_slowest(struct text_sink *t, const struct ls_request *r, const struct ls_split *s)
+{
+	uint64_t key = t->ttft ? s->ttft : s->total;
+	size_t i = t->nslow;
+
+	key = key == LS_NULL ? 0 : key;
+	while (i > 0 && t->slow[i - 1].key < key) /* ties keep arrival order */
+		i--;
+	if (i >= t->top)
+		return;
+	if (t->nslow == t->top)
+		t->nslow--;
+	memmove(t->slow + i + 1, t->slow + i, (t->nslow - i) * sizeof(*t->slow));
+	t->slow[i].r = *r;
+	t->slow[i].r.blocked = NULL; /* owned by the analysis */
+	t->slow[i].r.nblocked = t->slow[i].r.capblocked = 0;
+	t->slow[i].s = *s;
+	t->slow[i].key = key;
+	t->nslow++;
+}
+
+static void text_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
+			 const struct ls_engine_join *j, const struct ls_timeline *tl)
+{
+	struct text_sink *t = ctx;
+
+	(void)j;
+	(void)tl;
+	t->n++;
+	t->outcomes[r->outcome]++;
+	if (s->total != LS_NULL)
+		t->total_sum += s->total;
+	if (s->ttft != LS_NULL)
+		t->ttft_sum += s->ttft;
+	t->n_events += !strcmp(s->engine_source, "events");
+	t->n_inferred += !strcmp(s->engine_source, "inferred");
+	uint64_t v[ROW_N];
+	v[ROW_TOTAL] = s->total;
+	v[ROW_TTFT] = s->ttft;
+	for (int c = 0; c < LS_C_N; c++)
+		v[ROW_COMP + c] = t->ttft ? s->ttft_comp[c] : s->comp[c];
+	for (int k = 0; k < LS_S_N; k++)
+		v[ROW_SUB + k] = t->ttft ? s->ttft_sub[k] : s->sub[k];
+	for (int i = 0; i < ROW_N; i++)
+		if (v[i] != LS_NULL) {
+			ls_quant_add(&t->rows[i].q, v[i]);
+			t->rows[i].sum += v[i];
+		}
+	text_slowest(t, r, s);
+	text_client(t, r);
+}
+
+static void text_sink_free(struct text_sink *t)
+{
+	for (int i = 0; i < ROW_N; i++)
+		ls_quant_free(&t->rows[i].q);
+	for (size_t k = 0; k < t->nc; k++)
+		ls_quant_free(&t->cs[k].srtt);
+	free(t->cs);
+	free(t->slow);
+}
+
+/* One summary row: percentiles of a row's values (requests without it
+ * excluded). */
+static void summary_row(const char *name, struct ls_quant *q, uint64_t sum, size_t n,
+			uint64_t total_sum)
+{
+	size_t k = q->count;
 	char p[4][24], share[16];
 
-	for (size_t i = 0; i < n; i++)
-		if (vals[i] != LS_NULL) {
-			vals[k++] = vals[i];
-			sum += vals[i];
-		}
 	if (!k) {
 		printf("  %-22s %10s %10s %10s %10s %7s   (not in this capture)\n", name, "-", "-", "-",
 		       "-", "-");
 		return;
 	}
-	qsort(vals, k, sizeof(*vals), cmp_u64);
-	fmt_ms(p[0], 24, vals[k / 2]);
-	fmt_ms(p[1], 24, vals[(size_t)(k * 0.9)]);
-	fmt_ms(p[2], 24, vals[(size_t)(k * 0.99)]);
-	fmt_ms(p[3], 24, vals[k - 1]);
+	fmt_ms(p[0], 24, ls_quant_rank(q, k / 2));
+	fmt_ms(p[1], 24, ls_quant_rank(q, (size_t)(k * 0.9)));
+	fmt_ms(p[2], 24, ls_quant_rank(q, (size_t)(k * 0.99)));
+	fmt_ms(p[3], 24, ls_quant_rank(q, k - 1));
 	if (total_sum)
 		snprintf(share, sizeof(share), "%.1f%%", 100.0 * sum / total_sum);
 	else
@@ -107,63 +233,23 @@ static void summary_row(const char *name, uint64_t *vals, size_t n, uint64_t tot
 	       k < n ? "   (some requests lack it)" : "");
 }
 
-struct client_stat {
-	char addr[64];
-	uint64_t requests, retrans, bytes_out;
-	uint32_t *srtt;
-	size_t nsrtt;
-};
-
-static int cmp_u32(const void *a, const void *b)
+static void per_client(struct text_sink *t)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static void per_client(const struct ls_analysis *rs)
-{
-	struct client_stat *cs = calloc(rs->n ? rs->n : 1, sizeof(*cs));
-	size_t nc = 0;
-
-	for (size_t i = 0; i < rs->n; i++) {
-		const struct ls_request *r = &rs->v[i];
-		char addr[64];
-		char *colon;
-		size_t k;
-
-		snprintf(addr, sizeof(addr), "%s", r->client[0] ? r->client : "?");
-		colon = strrchr(addr, ':'); /* the client's port varies per connection */
-		if (colon)
-			*colon = '\0';
-		for (k = 0; k < nc && strcmp(cs[k].addr, addr); k++)
-			;
-		if (k == nc) {
-			snprintf(cs[nc].addr, sizeof(cs[nc].addr), "%s", addr);
-			cs[nc].srtt = calloc(rs->n, sizeof(uint32_t));
-			nc++;
-		}
-		cs[k].requests++;
-		cs[k].retrans += r->retransmits;
-		cs[k].bytes_out += r->bytes_out;
-		if (r->srtt_avg_us)
-			cs[k].srtt[cs[k].nsrtt++] = r->srtt_avg_us;
-	}
 	printf("\nper client (retransmitted segments of responses; srtt averaged per request):\n");
 	printf("  %-40s %9s %9s %11s %10s %10s\n", "client", "requests", "retrans", "retrans/MB",
 	       "srtt p50", "srtt max");
-	for (size_t k = 0; k < nc; k++) {
+	for (size_t k = 0; k < t->nc; k++) {
+		struct client_stat *c = &t->cs[k];
 		char p50[16] = "-", mx[16] = "-";
-		if (cs[k].nsrtt) {
-			qsort(cs[k].srtt, cs[k].nsrtt, sizeof(uint32_t), cmp_u32);
-			snprintf(p50, sizeof(p50), "%.2fms", cs[k].srtt[cs[k].nsrtt / 2] / 1e3);
-			snprintf(mx, sizeof(mx), "%.2fms", cs[k].srtt[cs[k].nsrtt - 1] / 1e3);
+		if (c->srtt.count) {
+			snprintf(p50, sizeof(p50), "%.2fms",
+				 ls_quant_rank(&c->srtt, c->srtt.count / 2) / 1e3);
+			snprintf(mx, sizeof(mx), "%.2fms", c->srtt.max / 1e3);
 		}
-		printf("  %-40s %9llu %9llu %11.1f %10s %10s\n", cs[k].addr,
-		       (unsigned long long)cs[k].requests, (unsigned long long)cs[k].retrans,
-		       cs[k].bytes_out ? cs[k].retrans / (cs[k].bytes_out / 1e6) : 0.0, p50, mx);
-		free(cs[k].srtt);
+		printf("  %-40s %9llu %9llu %11.1f %10s %10s\n", c->addr,
+		       (unsigned long long)c->requests, (unsigned long long)c->retrans,
+		       c->bytes_out ? c->retrans / (c->bytes_out / 1e6) : 0.0, p50, mx);
 	}
-	free(cs);
 }
 
 static int by_ns_desc(const void *a, const void *b)
@@ -209,24 +295,6 @@ static void gpu_summary(const struct ls_timeline *tl, uint64_t span_ns)
 		       (unsigned long long)g->pageable_copies);
 }
 
-/* Sorting requests by the split: an index array over the set (qsort_r). */
-struct slowest_by {
-	const struct ls_analysis *set;
-	bool ttft;
-};
-
-static int by_slowest(const void *a, const void *b, void *ctx)
-{
-	const struct slowest_by *by = ctx;
-	const struct ls_split *x = &by->set->split[*(const size_t *)a];
-	const struct ls_split *y = &by->set->split[*(const size_t *)b];
-	uint64_t tx = by->ttft ? x->ttft : x->total, ty = by->ttft ? y->ttft : y->total;
-
-	tx = tx == LS_NULL ? 0 : tx;
-	ty = ty == LS_NULL ? 0 : ty;
-	return tx < ty ? 1 : tx > ty ? -1 : 0;
-}
-
 /* No whole request: say which case applies, so an empty report is never
  * mistaken for an idle server. */
 static void explain_no_requests(const struct ls_corr_stats *cst, const struct ls_file_hdr *h)
@@ -249,134 +317,108 @@ static void explain_no_requests(const struct ls_corr_stats *cst, const struct ls
 		       "longer, or while requests keep arriving\n");
 }
 
-static void print_text(const char *path, struct ls_reader *rd, struct ls_analysis *rs,
-		       const struct ls_corr_stats *cst, const struct ls_timeline *tl, size_t top,
-		       bool ttft, __u64 drops, __u64 span_ns)
+static void print_text(const char *path, struct ls_analysis *rs, struct text_sink *t,
+		       __u64 span_ns)
 {
-	const struct ls_file_hdr *h = ls_reader_header(rd);
+	const struct ls_file_hdr *h = ls_reader_header(rs->rd);
+	const struct ls_corr_stats *cst = &rs->cst;
+	struct ls_timeline *tl = rs->tl;
 	char sources[512], loss[512];
-	uint64_t *vals = calloc(rs->n ? rs->n : 1, sizeof(uint64_t));
-	size_t *ix = calloc(rs->n ? rs->n : 1, sizeof(size_t));
-	uint64_t total_sum = 0, ttft_sum = 0;
-	size_t outcomes[LS_REQ_NOUTCOMES] = {0};
-	size_t n_events = 0, n_inferred = 0;
+	bool ttft = t->ttft;
 
 	ls_sources_str(h->sources, sources, sizeof(sources));
-	ls_reader_loss_line(rd, loss, sizeof(loss));
+	ls_reader_loss_line(rs->rd, loss, sizeof(loss));
 	printf("latsplit report: %s\n", path);
 	printf("  host %s, kernel %s, %.2f s of events; sources: %s\n", h->hostname, h->release,
 	       span_ns / 1e9, sources);
 	printf("  ring-buffer drops: %llu; stacks not captured: %llu; capture damage: %s\n",
-	       (unsigned long long)drops, (unsigned long long)rs->stack_errors, loss[0] ? loss : "none");
-	for (size_t i = 0; i < rs->n; i++) {
-		const struct ls_split *s = &rs->split[i];
-		outcomes[rs->v[i].outcome]++;
-		if (s->total != LS_NULL)
-			total_sum += s->total;
-		if (s->ttft != LS_NULL)
-			ttft_sum += s->ttft;
-		n_events += !strcmp(s->engine_source, "events");
-		n_inferred += !strcmp(s->engine_source, "inferred");
-	}
+	       (unsigned long long)rs->drops, (unsigned long long)rs->stack_errors,
+	       loss[0] ? loss : "none");
 	printf("  %zu requests on %llu HTTP connections (%llu opaque, %llu HTTP sync losses); "
 	       "outcomes:",
-	       rs->n, (unsigned long long)cst->conns_http, (unsigned long long)cst->conns_opaque,
+	       t->n, (unsigned long long)cst->conns_http, (unsigned long long)cst->conns_opaque,
 	       (unsigned long long)cst->http_sync_lost);
 	for (int o = 0; o < LS_REQ_NOUTCOMES; o++)
-		if (outcomes[o])
-			printf(" %s %zu", ls_outcome_name(o), outcomes[o]);
+		if (t->outcomes[o])
+			printf(" %s %zu", ls_outcome_name(o), t->outcomes[o]);
 	if (cst->conns_adopted || cst->unseen_bytes)
 		printf("\n  %llu connections met mid-flight (established before the capture); "
 		       "%llu stream bytes moved unseen",
 		       (unsigned long long)cst->conns_adopted, (unsigned long long)cst->unseen_bytes);
 	printf("\n  engine: %zu joined by events, %zu inferred from the GPU timeline, %zu none; "
 	       "gpu: %s; scheduler: %s\n",
-	       n_events, n_inferred, rs->n - n_events - n_inferred, ls_timeline_gpu_source(tl),
-	       ls_timeline_has_sched(tl) ? "yes" : "no");
-	size_t nq;
-	const uint64_t *q = ls_timeline_runq(tl, &nq);
-	if (nq) {
-		uint64_t sum = 0;
-		size_t over_ms = 0;
-		for (size_t i = 0; i < nq; i++) {
-			sum += q[i];
-			over_ms += q[i] >= 1024000; /* runqlat's 1024 us bucket edge */
-		}
+	       t->n_events, t->n_inferred, t->n - t->n_events - t->n_inferred,
+	       ls_timeline_gpu_source(tl), ls_timeline_has_sched(tl) ? "yes" : "no");
+	struct ls_runq *rq = ls_timeline_runq(tl);
+	size_t nq = rq->q.count;
+	if (nq)
 		printf("  run queue of the tracked threads: %zu waits, mean %.1f us, p50 %.1f us, "
 		       "p99 %.1f us, max %.1f us, %.1f%% >= 1024 us\n",
-		       nq, sum / 1e3 / nq, q[nq / 2] / 1e3, q[(size_t)(nq * 0.99)] / 1e3, q[nq - 1] / 1e3,
-		       100.0 * over_ms / nq);
-	}
+		       nq, rq->q.sum / 1e3 / nq, ls_quant_rank(&rq->q, nq / 2) / 1e3,
+		       ls_quant_rank(&rq->q, (size_t)(nq * 0.99)) / 1e3, rq->q.max / 1e3,
+		       100.0 * rq->over_ms / nq);
+	if (rs->clipped)
+		printf("  %zu requests lasted longer than the timeline keeps (120 s): their earliest "
+		       "part is split as other\n",
+		       rs->clipped);
 	if (!(h->sources & LS_SRC_SOCK_IO))
 		printf("  no socket I/O in this capture (syscall tracepoints unavailable): requests "
 		       "cannot be reconstructed\n");
-	if (rs->n == outcomes[LS_REQ_PARTIAL])
+	if (t->n == t->outcomes[LS_REQ_PARTIAL])
 		explain_no_requests(cst, h);
-	if (!rs->n) {
-		free(vals);
-		free(ix);
+	if (!t->n)
 		return;
-	}
 	printf("\n  %-22s %10s %10s %10s %10s %7s\n", ttft ? "(ms, of TTFT)" : "(ms)", "p50", "p90",
 	       "p99", "max", "share");
-	uint64_t base = ttft ? ttft_sum : total_sum;
-#define ROW(label, expr)                                                   \
-	do {                                                               \
-		for (size_t i = 0; i < rs->n; i++) {                       \
-			const struct ls_split *s = &rs->split[i];          \
-			vals[i] = (expr);                                  \
-		}                                                          \
-		summary_row(label, vals, rs->n, base);                     \
-	} while (0)
-	ROW("total", s->total);
-	ROW("ttft", s->ttft);
+	uint64_t base = ttft ? t->ttft_sum : t->total_sum;
+	summary_row("total", &t->rows[ROW_TOTAL].q, t->rows[ROW_TOTAL].sum, t->n, base);
+	summary_row("ttft", &t->rows[ROW_TTFT].q, t->rows[ROW_TTFT].sum, t->n, base);
 	for (int c = 0; c < LS_C_N; c++) {
-		ROW(ls_comp_name(c), ttft ? s->ttft_comp[c] : s->comp[c]);
+		summary_row(ls_comp_name(c), &t->rows[ROW_COMP + c].q, t->rows[ROW_COMP + c].sum, t->n,
+			    base);
 		for (int k = 0; k < LS_S_N; k++) {
 			char label[40];
 			if (ls_sub_comp(k) != c)
 				continue;
 			snprintf(label, sizeof(label), "  %s", ls_sub_name(k));
-			ROW(label, ttft ? s->ttft_sub[k] : s->sub[k]);
+			summary_row(label, &t->rows[ROW_SUB + k].q, t->rows[ROW_SUB + k].sum, t->n,
+				    base);
 		}
 	}
-#undef ROW
+	for (int i = 0; i < ROW_N; i++)
+		if (!ls_quant_exact(&t->rows[i].q)) {
+			printf("  (over %d requests: percentiles are estimates within 1%%; max exact)\n",
+			       LS_QUANT_EXACT);
+			break;
+		}
 
-	for (size_t i = 0; i < rs->n; i++)
-		ix[i] = i;
-	struct slowest_by by = {rs, ttft};
-	qsort_r(ix, rs->n, sizeof(size_t), by_slowest, &by);
-	if (top > rs->n)
-		top = rs->n;
-	printf("\nslowest %zu requests by %s (ms):\n", top, ttft ? "TTFT" : "total");
+	printf("\nslowest %zu requests by %s (ms):\n", t->nslow, ttft ? "TTFT" : "total");
 	printf("  %6s %-21s %-18s %3s %-8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3s %4s\n", "id",
 	       "client", "path", "st", "outcome", "total", "ttft", "network", "q.sock", "q.engine",
 	       "q.cpu", "xfer", "compute", "host", "rtx", "tok");
-	for (size_t k = 0; k < top; k++) {
-		const struct ls_request *r = &rs->v[ix[k]];
-		const struct ls_split *s = &rs->split[ix[k]];
+	for (size_t k = 0; k < t->nslow; k++) {
+		const struct ls_request *r = &t->slow[k].r;
+		const struct ls_split *s = &t->slow[k].s;
 		uint64_t f[10] = {s->total, s->ttft, s->comp[LS_C_NETWORK], s->sub[LS_S_Q_SOCKET],
 				  s->sub[LS_S_Q_ENGINE], s->sub[LS_S_Q_CPU], s->comp[LS_C_TRANSFER],
 				  s->comp[LS_C_COMPUTE], s->comp[LS_C_HOST]};
-		char t[10][24];
+		char tx[10][24];
 
 		for (int i = 0; i < 9; i++)
-			fmt_ms(t[i], 24, f[i]);
+			fmt_ms(tx[i], 24, f[i]);
 		printf("  %6llu %-21.21s %-18.18s %3d %-8.8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3u %4u\n",
 		       (unsigned long long)r->id, r->client, r->path[0] ? r->path : "?", r->status,
-		       ls_outcome_name(r->outcome), t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7],
-		       t[8], r->retransmits, r->tokens);
+		       ls_outcome_name(r->outcome), tx[0], tx[1], tx[2], tx[3], tx[4], tx[5], tx[6],
+		       tx[7], tx[8], r->retransmits, r->tokens);
 	}
 	gpu_summary(tl, span_ns);
-	per_client(rs);
+	per_client(t);
 	if (cst->retrans_unattributed)
 		printf("  %llu retransmitted segments on connections that carried no request\n",
 		       (unsigned long long)cst->retrans_unattributed);
 	struct ls_verdict v;
 	ls_analysis_verdict(rs, ttft, &v);
 	ls_verdict_print(stdout, &v);
-	free(vals);
-	free(ix);
 }
 
 static void usage(FILE *out)
@@ -438,24 +480,31 @@ int cmd_report(int argc, char **argv)
 	}
 	if (ls_capture_arg("report", argc, argv, &path))
 		return EXIT_USAGE;
-	if (ls_analysis_run(&rs, path, NULL, 0, err, sizeof(err))) {
+	struct text_sink text = {.ttft = ttft, .top = top};
+	struct ls_request_sink sink = {json ? json_request : csv ? csv_request : text_request,
+				       json || csv ? stdout : (void *)&text};
+	if (text.top) {
+		text.slow = calloc(text.top, sizeof(*text.slow));
+		if (!text.slow) {
+			ls_err("report", "out of memory for --top %zu", text.top);
+			return 1;
+		}
+	}
+	if (csv)
+		print_csv_header(stdout);
+	if (ls_analysis_run(&rs, path, NULL, 0, &sink, 1, err, sizeof(err))) {
 		ls_err("report", "%s", err);
+		text_sink_free(&text);
 		return 1;
 	}
 	if (json) {
 		struct ls_verdict v;
-		for (size_t i = 0; i < rs.n; i++)
-			ls_request_json(stdout, &rs.v[i], &rs.split[i], &rs.join[i]);
 		ls_analysis_verdict(&rs, ttft, &v);
 		ls_verdict_json(stdout, &v);
-	} else if (csv) {
-		print_csv_header(stdout);
-		for (size_t i = 0; i < rs.n; i++)
-			print_csv(stdout, &rs.v[i], &rs.split[i]);
-	} else {
-		print_text(path, rs.rd, &rs, &rs.cst, rs.tl, top, ttft, rs.drops,
-			   rs.last_ts - rs.first_ts);
+	} else if (!csv) {
+		print_text(path, &rs, &text, rs.last_ts - rs.first_ts);
 	}
+	text_sink_free(&text);
 	if (json || csv) {
 		ls_reader_loss_line(rs.rd, err, sizeof(err));
 		if (err[0])

@@ -34,15 +34,24 @@ static FILE *sink(void)
 	return null;
 }
 
+static void to_json(void *ctx, const struct ls_request *r, const struct ls_split *s,
+		    const struct ls_engine_join *j, const struct ls_timeline *tl)
+{
+	(void)ctx;
+	(void)tl;
+	ls_request_json(sink(), r, s, j);
+}
+
 static void consume(struct ls_reader *rd)
 {
+	static const struct ls_request_sink json = {to_json, NULL};
 	struct ls_analysis a = {0};
 	const struct ls_hdr *rec;
 	char err[256];
 	struct ls_verdict v;
 
 	ls_format_header(sink(), ls_reader_header(rd), true);
-	if (ls_analysis_begin(&a, ls_reader_header(rd)->track_all, NULL, 0, err, sizeof(err)))
+	if (ls_analysis_begin(&a, ls_reader_header(rd)->track_all, NULL, 0, &json, 1, err, sizeof(err)))
 		return;
 	while (ls_reader_next(rd, &rec) == 1) {
 		ls_format_record(sink(), rec, 0, false);
@@ -52,8 +61,6 @@ static void consume(struct ls_reader *rd)
 	}
 	ls_reader_loss_line(rd, err, sizeof(err));
 	if (!ls_analysis_end(&a, err, sizeof(err))) {
-		for (size_t i = 0; i < a.n; i++)
-			ls_request_json(sink(), &a.v[i], &a.split[i], &a.join[i]);
 		ls_analysis_verdict(&a, false, &v);
 		ls_verdict_json(sink(), &v);
 		ls_verdict_print(sink(), &v);

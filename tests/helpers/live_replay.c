@@ -3,8 +3,8 @@
  * The live path, without a live host: hands a capture's records to the
  * analysis core one at a time through ls_analysis_push, as the ring-buffer
  * consumer would, with the per-CPU interleaving a ring shows (records
- * shuffled within runs of up to 32, fixed seed), then prints the requests
- * with report --json's sink. test_live.sh compares the output with
+ * shuffled within runs of up to 32, fixed seed), printing each request with
+ * report --json's writer as the analysis hands it over. test_live.sh compares the output with
  * `latsplit report --json` on the same file: they must be identical.
  * Usage: live-replay CAPTURE
  */
@@ -17,6 +17,14 @@
 
 #define RUN 32
 
+static void print_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
+			  const struct ls_engine_join *j, const struct ls_timeline *tl)
+{
+	(void)ctx;
+	(void)tl;
+	ls_request_json(stdout, r, s, j);
+}
+
 int main(int argc, char **argv)
 {
 	struct ls_analysis a = {0};
@@ -26,6 +34,7 @@ int main(int argc, char **argv)
 	unsigned seed = 1;
 	int nheld = 0, more = 1;
 	char err[512];
+	struct ls_request_sink sink = {print_request, NULL};
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: live-replay CAPTURE\n");
@@ -35,7 +44,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "live-replay: %s\n", err);
 		return 1;
 	}
-	if (ls_analysis_begin(&a, ls_reader_header(rd)->track_all, NULL, 0, err, sizeof(err))) {
+	if (ls_analysis_begin(&a, ls_reader_header(rd)->track_all, NULL, 0, &sink, 1, err,
+			      sizeof(err))) {
 		fprintf(stderr, "live-replay: %s\n", err);
 		return 1;
 	}
@@ -67,8 +77,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct ls_verdict v;
-	for (size_t i = 0; i < a.n; i++)
-		ls_request_json(stdout, &a.v[i], &a.split[i], &a.join[i]);
 	ls_analysis_verdict(&a, false, &v);
 	ls_verdict_json(stdout, &v);
 	ls_analysis_free(&a);

@@ -19,6 +19,7 @@
 struct seen {
 	int n, partial, ok;
 	char paths[8][256];
+	uint32_t rtx[128];
 };
 
 static void on_req(void *ctx, const struct ls_request *r)
@@ -27,6 +28,8 @@ static void on_req(void *ctx, const struct ls_request *r)
 
 	if (s->n < 8)
 		snprintf(s->paths[s->n], sizeof(s->paths[0]), "%s", r->path);
+	if (s->n < 128)
+		s->rtx[s->n] = r->retransmits;
 	s->n++;
 	s->partial += r->outcome == LS_REQ_PARTIAL;
 	s->ok += r->outcome == LS_REQ_OK;
@@ -120,11 +123,85 @@ static void test_adopted_mid_stream(void **state)
 	assert_string_equal(s.paths[2], "/next");
 }
 
+static void probe(struct ls_corr *c, uint64_t conn, uint32_t seq, uint32_t len, uint32_t ack)
+{
+	struct ls_ev_tcp_probe p = {.h = {.type = LS_EV_TCP_PROBE, .size = sizeof(p)}};
+
+	p.h.ts = now += 1000;
+	p.conn_id = conn;
+	p.seq = seq;
+	p.data_len = len;
+	p.ack_seq = ack;
+	p.flags = 0x10;
+	p.srtt_us = 100;
+	ls_corr_add(c, &p.h);
+}
+
+static void retrans(struct ls_corr *c, uint64_t conn, uint32_t seq)
+{
+	struct ls_ev_tcp_retrans x = {.h = {.type = LS_EV_TCP_RETRANS, .size = sizeof(x)}};
+
+	x.h.ts = now += 1000;
+	x.conn_id = conn;
+	x.seq = seq;
+	x.segs = 1;
+	ls_corr_add(c, &x.h);
+}
+
+/* A keep-alive connection hands each request over once it is acknowledged
+ * and the next one has begun, not when the connection ends: memory follows
+ * what is open. Retransmits still go where the bytes say: a data
+ * retransmit to the response that carried it, one past every response (our
+ * FIN) to the last request, at the connection's end. */
+static void test_keepalive_emits_as_it_goes(void **state)
+{
+	struct seen s = {0};
+	struct ls_corr *c = ls_corr_new(on_req, &s);
+	struct ls_ev_tcp_state st = {.h = {.type = LS_EV_TCP_STATE, .size = sizeof(st)}};
+	const char *req = "GET /k HTTP/1.1\r\n\r\n";
+	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	uint32_t rx = 1000, tx = 5000, n = 100;
+	uint64_t t_last = 0;
+
+	(void)state;
+	st.h.ts = now;
+	st.conn_id = 3;
+	st.newstate = 1;
+	st.rcv_nxt = rx;
+	st.snd_nxt = tx;
+	ls_corr_add(c, &st.h);
+	for (uint32_t i = 0; i < n; i++) {
+		probe(c, 3, rx, strlen(req), tx);
+		t_last = now;
+		io(c, 3, LS_IO_IN, rx, req);
+		rx += strlen(req);
+		io(c, 3, LS_IO_OUT, tx, resp);
+		if (i == 1)
+			retrans(c, 3, tx); /* the second response, sent again */
+		tx += strlen(resp);
+		probe(c, 3, rx, 0, tx);
+		/* every request but this one is out */
+		assert_int_equal(s.n, (int)i);
+	}
+	/* nothing older than the last request's start is kept for it */
+	assert_true(ls_corr_horizon(c, now) >= t_last);
+	retrans(c, 3, tx); /* our FIN */
+	destroy(c, 3);
+	ls_corr_free(c);
+	assert_int_equal(s.n, (int)n);
+	assert_int_equal(s.ok, (int)n);
+	assert_int_equal(s.rtx[0], 0);
+	assert_int_equal(s.rtx[1], 1);
+	assert_int_equal(s.rtx[2], 0);
+	assert_int_equal(s.rtx[n - 1], 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_untrusted_conn_ids),
 		cmocka_unit_test(test_adopted_mid_stream),
+		cmocka_unit_test(test_keepalive_emits_as_it_goes),
 	};
 	return cmocka_run_group_tests_name("requests", tests, NULL, NULL);
 }

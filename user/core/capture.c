@@ -458,8 +458,22 @@ struct ls_reader {
 	__u64 cur_span;
 	bool done;
 	bool borrowed; /* map is the caller's (ls_reader_open_mem) */
+	size_t released; /* map bytes below this were handed back (madvise) */
 	struct ls_reader_stats st;
 };
+
+/* Reading is sequential: pages behind the frame being read are handed back
+ * every 4 MiB, so a long capture's pages do not pile up in RSS (they are
+ * read again from the file should anything look back). */
+static void release_behind(struct ls_reader *r)
+{
+	size_t page = 4096, upto = r->off & ~(page - 1);
+
+	if (r->borrowed || upto < r->released + (4u << 20))
+		return;
+	madvise((void *)(r->map + r->released), upto - r->released, MADV_DONTNEED);
+	r->released = upto;
+}
 
 /* The file header at r->map: magic, versions, CRC. 0 or -errno (err set). */
 static int reader_check(struct ls_reader *r, const char *path, char *err, size_t errlen)
@@ -529,6 +543,8 @@ int ls_reader_open(struct ls_reader **out, const char *path, char *err, size_t e
 	r->size = sb.st_size;
 	r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
+	if (r->map != MAP_FAILED)
+		madvise((void *)r->map, r->size, MADV_SEQUENTIAL);
 	if (r->map == MAP_FAILED) {
 		e = -errno;
 		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
@@ -710,6 +726,7 @@ int ls_reader_next(struct ls_reader *r, const struct ls_hdr **rec)
 			*rec = h;
 			return 1;
 		}
+		release_behind(r);
 		if (!load_frame(r))
 			return 0;
 	}

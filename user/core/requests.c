@@ -104,6 +104,7 @@ struct conn {
 	bool io_blocked_taken;
 
 	bool opaque, reset, peer_eof, http;
+	bool emitted_any; /* a request of it has left early (emit_answered) */
 	uint64_t resets;
 	struct ls_corr *corr;
 };
@@ -729,6 +730,108 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 	srtt_stats(cn, r);
 }
 
+/* Hands the first k requests of a connection over, and frees them. */
+static void emit_requests(struct ls_corr *c, struct conn *cn, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		c->st.requests++;
+		c->st.requests_partial += cn->reqs[i]->partial;
+		if (c->emit)
+			c->emit(c->ctx, cn->reqs[i]);
+		else
+			ls_request_release(cn->reqs[i]);
+		free(cn->reqs[i]);
+	}
+}
+
+/* Drops the points no later request can ask for: time_past(p, off) for off
+ * >= `keep_above` never returns a point at or below it. */
+static void trim_points(struct points *p, uint64_t keep_above)
+{
+	size_t k = 0;
+
+	while (k < p->n && p->v[k].off <= keep_above)
+		k++;
+	if (k) {
+		memmove(p->v, p->v + k, (p->n - k) * sizeof(*p->v));
+		p->n -= k;
+	}
+}
+
+/* The first k requests of a connection leave before it ends: marks, their
+ * retransmits, emission; then the connection forgets what only they needed,
+ * so memory holds per open request, not per request served. */
+static void emit_first(struct ls_corr *c, struct conn *cn, size_t k)
+{
+	const struct ls_request *last = cn->reqs[k - 1];
+	uint64_t out_end = last->out_end, in_end = last->in_end, t0;
+	size_t keep = 0;
+
+	for (size_t i = 0; i < k; i++)
+		finish_request(cn, cn->reqs[i], false);
+	t0 = cn->reqs[k - 1]->t_start;
+	/* their retransmits: SYN-ACKs to the connection's first request, data
+	 * to the response that carried it (all acknowledged, so all seen) */
+	for (size_t i = 0; i < cn->nrtx; i++) {
+		const struct retrans *x = &cn->rtx[i];
+		struct ls_request *r = NULL;
+		if (x->synack && !cn->emitted_any) {
+			r = cn->reqs[0];
+		} else if (!x->synack) {
+			uint64_t off = unwrap(x->seq, cn->iss1, cn->acked);
+			for (size_t j = 0; j < k && !r; j++)
+				if (cn->reqs[j]->out_end > off)
+					r = cn->reqs[j];
+		}
+		if (r)
+			r->retransmits += x->segs;
+		else
+			cn->rtx[keep++] = *x;
+	}
+	cn->nrtx = keep;
+	emit_requests(c, cn, k);
+	cn->emitted_any = true;
+	memmove(cn->reqs, cn->reqs + k, (cn->nreqs - k) * sizeof(*cn->reqs));
+	cn->nreqs -= k;
+	cn->rx_cur = cn->rx_cur ? cn->rx_cur - k : 0;
+	cn->tx_cur = cn->tx_cur ? cn->tx_cur - k : 0;
+	cn->tx_inflight = cn->tx_inflight ? cn->tx_inflight - k : 0;
+	cn->next_resp -= k;
+	/* later requests start after these: their bytes, ACKs and srtt
+	 * samples come later (one sample before stays, srtt_stats' fallback) */
+	trim_points(&cn->arrivals, in_end);
+	trim_points(&cn->acks, out_end);
+	size_t s = 0;
+	while (s + 1 < cn->nsrtt && cn->srtt[s + 1].ts < t0)
+		s++;
+	if (s) {
+		memmove(cn->srtt, cn->srtt + s, (cn->nsrtt - s) * sizeof(*cn->srtt));
+		cn->nsrtt -= s;
+	}
+}
+
+/* Emits the leading requests that are over: response written and
+ * acknowledged, and a later request begun on the connection (so the last
+ * one stays for what only the connection's end tells: retransmits past
+ * every response, resets). Needs sequence anchors; without them requests
+ * wait for the connection's end as before. */
+static void emit_answered(struct ls_corr *c, struct conn *cn)
+{
+	size_t k = 0;
+
+	if (!cn->have_seq)
+		return;
+	while (k + 1 < cn->nreqs) {
+		const struct ls_request *r = cn->reqs[k];
+		if (k >= cn->next_resp || k + 1 == cn->tx_cur || k + 1 == cn->rx_cur ||
+		    k + 1 == cn->tx_inflight || !r->out_end || !r->t_out || cn->acked < r->out_end)
+			break;
+		k++;
+	}
+	if (k)
+		emit_first(c, cn, k);
+}
+
 static void finish_conn(struct ls_corr *c, struct conn *cn, bool capture_end)
 {
 	if (cn->rx && cn->rx_cur)
@@ -742,15 +845,7 @@ static void finish_conn(struct ls_corr *c, struct conn *cn, bool capture_end)
 		c->st.conns_http++;
 	if (cn->opaque)
 		c->st.conns_opaque++;
-	for (size_t i = 0; i < cn->nreqs; i++) {
-		c->st.requests++;
-		c->st.requests_partial += cn->reqs[i]->partial;
-		if (c->emit)
-			c->emit(c->ctx, cn->reqs[i]);
-		else
-			ls_request_release(cn->reqs[i]);
-		free(cn->reqs[i]);
-	}
+	emit_requests(c, cn, cn->nreqs);
 	free(cn->reqs);
 	free(cn->arrivals.v);
 	free(cn->acks.v);
@@ -769,11 +864,15 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec)
 	switch (rec->type) {
 	case LS_EV_TCP_STATE:
 		on_state(c, (const void *)rec);
+		if ((cn = ls_idmap_get(&c->conns, ((const struct ls_ev_tcp_state *)rec)->conn_id)))
+			emit_answered(c, cn);
 		break;
 	case LS_EV_TCP_PROBE:
 		cn = conn_get(c, ((const struct ls_ev_tcp_probe *)rec)->conn_id);
-		if (cn)
+		if (cn) {
 			on_probe(cn, (const void *)rec);
+			emit_answered(c, cn);
+		}
 		break;
 	case LS_EV_TCP_RETRANS:
 		on_retrans(c, (const void *)rec);
@@ -799,8 +898,10 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec)
 		break;
 	case LS_EV_SOCK_IO:
 		cn = conn_get(c, ((const struct ls_ev_sock_io *)rec)->conn_id);
-		if (cn)
+		if (cn) {
 			on_io(cn, (const void *)rec);
+			emit_answered(c, cn);
+		}
 		break;
 	case LS_EV_TCP_DESTROY:
 		cn = conn_get(c, ((const struct ls_ev_tcp_destroy *)rec)->conn_id);
@@ -810,6 +911,58 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec)
 	default:
 		break;
 	}
+}
+
+static uint64_t min_nz(uint64_t a, uint64_t b)
+{
+	return !b || (a && a < b) ? a : b;
+}
+
+/* The earliest instant a request not emitted yet may start at; meanwhile
+ * drops per-connection history no such request can ask for. */
+static uint64_t conn_horizon(struct conn *cn)
+{
+	uint64_t h = 0;
+
+	if (cn->opaque && !cn->nreqs) {
+		cn->arrivals.n = cn->acks.n = 0; /* no request will ever read them */
+	} else if (!cn->nreqs && cn->rx && !ls_http_in_message(cn->rx)) {
+		trim_points(&cn->arrivals, cn->rx->pos ? cn->rx->pos - 1 : 0);
+		if (cn->tx && !ls_http_in_message(cn->tx))
+			trim_points(&cn->acks, cn->tx->pos ? cn->tx->pos - 1 : 0);
+	}
+	if (cn->arrivals.n)
+		h = cn->arrivals.v[0].ts;
+	if (cn->have_seq && !cn->emitted_any && cn->est_ts && !cn->opaque)
+		h = min_nz(cn->est_ts - (uint64_t)cn->est_srtt * 1000, h);
+	for (size_t i = 0; i < cn->nreqs; i++) {
+		const struct ls_request *r = cn->reqs[i];
+		h = min_nz(min_nz(min_nz(r->t_start, r->t_in), min_nz(r->t_read, r->t_first)),
+			   min_nz(h, r->t_out));
+	}
+	if (h) { /* srtt samples from before it, but the last one */
+		size_t s = 0;
+		while (s + 1 < cn->nsrtt && cn->srtt[s + 1].ts < h)
+			s++;
+		if (s) {
+			memmove(cn->srtt, cn->srtt + s, (cn->nsrtt - s) * sizeof(*cn->srtt));
+			cn->nsrtt -= s;
+		}
+	} else if (cn->nsrtt > 1) {
+		cn->srtt[0] = cn->srtt[cn->nsrtt - 1];
+		cn->nsrtt = 1;
+	}
+	return h;
+}
+
+uint64_t ls_corr_horizon(struct ls_corr *c, uint64_t now)
+{
+	uint64_t h = now;
+
+	for (size_t i = 0; i < c->conns.cap; i++)
+		if (c->conns.keys[i])
+			h = min_nz(conn_horizon(c->conns.vals[i]), h);
+	return h;
 }
 
 static int conn_id_cmp(const void *a, const void *b)

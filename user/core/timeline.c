@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "idmap.h"
 
 #include "latsplit/engine.h"
 #include "timeline.h"
@@ -30,13 +31,6 @@ struct thread {
 	uint64_t on_since, runnable_since;
 };
 
-struct eng_ev {
-	uint64_t ts;
-	uint64_t req_id;
-	uint32_t pid, kind, arg;
-	char xrid[64];
-};
-
 struct eng_req {
 	uint32_t pid;
 	uint64_t req_id;
@@ -45,18 +39,24 @@ struct eng_req {
 	bool claimed;
 };
 
+/* Kept spans: everything the attribution of a request not yet attributed
+ * may ask for. ls_timeline_retire() forgets the rest, so memory holds the
+ * recent past, not the capture. */
 struct ls_timeline {
 	bool track_all;
 	/* threads: open-addressing table keyed by tid */
 	struct thread *threads;
 	size_t cap_threads, n_threads;
+	/* every thread's on-CPU and runnable spans, in order of their end
+	 * (pushed at the switch that ends them) */
 	struct tspan *oncpu, *runnable;
 	size_t n_oncpu, cap_oncpu, n_runnable, cap_runnable;
-	/* the group, as a sorted array of tgids (built at finish) */
+	/* the group, as a sorted array of tgids */
 	uint32_t *group;
 	size_t n_group, cap_group;
-	struct ls_spans layers[LS_L_N];
-	struct ls_spans uprobe_layers[LS_L_N]; /* used only without device records */
+	struct ls_spans raw[LS_L_N];        /* GPU spans as they came */
+	struct ls_spans uprobe_raw[LS_L_N]; /* used only without device records */
+	struct ls_spans layers[LS_L_N];     /* merged (ls_timeline_build) */
 	struct ls_gpu_summary sum;
 	struct ls_spans busy;
 	/* The thread that drives the GPU (most GPU records or launches), and
@@ -64,14 +64,14 @@ struct ls_timeline {
 	uint32_t launcher_tid[8];
 	uint64_t launcher_n[8];
 	struct ls_spans launcher_oncpu;
-	uint64_t *runq;
-	size_t nrunq;
+	struct ls_runq runq;
 	unsigned gpu_sources;
 	bool saw_sched;
-	struct eng_ev *ev;
-	size_t n_ev, cap_ev;
+	uint64_t n_ev;
+	/* engine requests in order of arrival; by (process, engine id) */
 	struct eng_req *ereq;
-	size_t n_ereq;
+	size_t n_ereq, cap_ereq;
+	struct ls_idmap ereq_by_id; /* value: index + 1 into ereq */
 };
 
 void ls_spans_add(struct ls_spans *s, uint64_t b, uint64_t e)
@@ -161,12 +161,32 @@ static void push_tspan(struct tspan **v, size_t *n, size_t *cap, uint64_t b, uin
 	(*v)[(*n)++] = (struct tspan){b, e, tgid, tid};
 }
 
+/* Sorted insert: the group is asked at every attribution. */
 static void group_add(struct ls_timeline *tl, uint32_t tgid)
 {
+	size_t lo = 0, hi = tl->n_group;
+
 	if (!tgid)
 		return;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (tl->group[mid] < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < tl->n_group && tl->group[lo] == tgid)
+		return;
 	GROW(tl->group, tl->n_group, tl->cap_group);
-	tl->group[tl->n_group++] = tgid;
+	memmove(tl->group + lo + 1, tl->group + lo, (tl->n_group - lo) * sizeof(uint32_t));
+	tl->group[lo] = tgid;
+	tl->n_group++;
+}
+
+void ls_timeline_note_pid(struct ls_timeline *tl, uint32_t pid)
+{
+	if (tl->track_all)
+		group_add(tl, pid);
 }
 
 static void on_switch(struct ls_timeline *tl, const struct ls_ev_sched_switch *e)
@@ -240,7 +260,7 @@ static void on_gpu(struct ls_timeline *tl, const struct ls_ev_gpu *e)
 	if (uprobe && e->kind == LS_GPU_SYNC) {
 		/* Host-side only: a thread blocked in a synchronize waited for
 		 * GPU work it queued; counted as compute (gpu: uprobe). */
-		ls_spans_add(&tl->uprobe_layers[LS_L_KERNEL], e->start_ns, e->end_ns);
+		ls_spans_add(&tl->uprobe_raw[LS_L_KERNEL], e->start_ns, e->end_ns);
 		return;
 	}
 	switch (e->kind) {
@@ -257,7 +277,64 @@ static void on_gpu(struct ls_timeline *tl, const struct ls_ev_gpu *e)
 	default:
 		return; /* sync: the CPU waiting, not the device working */
 	}
-	ls_spans_add(uprobe ? &tl->uprobe_layers[l] : &tl->layers[l], e->start_ns, e->end_ns);
+	ls_spans_add(uprobe ? &tl->uprobe_raw[l] : &tl->raw[l], e->start_ns, e->end_ns);
+}
+
+/* Engine events -> one record per engine request (a new one per arrival),
+ * found by (process, engine id); they are created in time order, so the
+ * array is in order of arrival. */
+static uint64_t ereq_key(uint32_t pid, uint64_t req_id)
+{
+	uint64_t k = req_id * 0x9e3779b97f4a7c15ull ^ pid;
+	return (k ^ (k >> 29)) | 1; /* nonzero */
+}
+
+static void on_engine(struct ls_timeline *tl, const struct ls_ev_engine *e)
+{
+	uint64_t key = ereq_key(e->h.pid, e->req_id);
+	uintptr_t ix = (uintptr_t)ls_idmap_get(&tl->ereq_by_id, key);
+	struct eng_req *r = ix ? &tl->ereq[ix - 1] : NULL;
+
+	tl->n_ev++;
+	if (r && (r->req_id != e->req_id || r->pid != e->h.pid))
+		r = NULL; /* a key collision: the newer one wins */
+	if (e->kind == LS_ENG_ARRIVED || !r) {
+		GROW(tl->ereq, tl->n_ereq, tl->cap_ereq);
+		r = &tl->ereq[tl->n_ereq++];
+		memset(r, 0, sizeof(*r));
+		r->pid = e->h.pid;
+		r->req_id = e->req_id;
+		r->j.t_arrived = e->h.ts;
+		ls_idmap_remove(&tl->ereq_by_id, key); /* a re-used id now means this one */
+		if (ls_idmap_put(&tl->ereq_by_id, key, (void *)(uintptr_t)tl->n_ereq))
+			abort();
+	}
+	switch (e->kind) {
+	case LS_ENG_ARRIVED:
+		memcpy(r->xrid, e->x_request_id, sizeof(r->xrid));
+		r->xrid[sizeof(r->xrid) - 1] = '\0';
+		break;
+	case LS_ENG_QUEUED:
+		r->j.t_queued = e->h.ts;
+		r->j.prompt_tokens = e->arg;
+		break;
+	case LS_ENG_SCHEDULED:
+		if (!r->j.t_sched) {
+			r->j.t_sched = e->h.ts;
+			r->j.batch_size = e->arg;
+		}
+		break;
+	case LS_ENG_FIRST_TOKEN:
+		if (!r->j.t_first)
+			r->j.t_first = e->h.ts;
+		break;
+	case LS_ENG_PREEMPTED:
+		r->j.preemptions++;
+		break;
+	case LS_ENG_FINISHED:
+		r->j.t_finish = e->h.ts;
+		break;
+	}
 }
 
 void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec)
@@ -276,21 +353,11 @@ void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec)
 	case LS_EV_GPU_LAUNCH:
 		count_launcher(tl, rec->tid);
 		break;
-	case LS_EV_ENGINE: {
-		const struct ls_ev_engine *e = (const void *)rec;
-		GROW(tl->ev, tl->n_ev, tl->cap_ev);
-		struct eng_ev *x = &tl->ev[tl->n_ev++];
-		x->ts = e->h.ts;
-		x->req_id = e->req_id;
-		x->pid = e->h.pid;
-		x->kind = e->kind;
-		x->arg = e->arg;
-		memcpy(x->xrid, e->x_request_id, sizeof(x->xrid));
-		x->xrid[sizeof(x->xrid) - 1] = '\0';
+	case LS_EV_ENGINE:
+		on_engine(tl, (const void *)rec);
 		if (tl->track_all)
-			group_add(tl, e->h.pid);
+			group_add(tl, rec->pid);
 		break;
-	}
 	case LS_REC_PROC_INFO:
 		if (!tl->track_all)
 			group_add(tl, rec->pid);
@@ -312,16 +379,10 @@ static int u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
-const uint64_t *ls_timeline_runq(const struct ls_timeline *tl, size_t *n)
+struct ls_runq *ls_timeline_runq(struct ls_timeline *tl)
 {
-	*n = tl->nrunq;
-	return tl->runq;
+	return &tl->runq;
 }
 
 bool ls_timeline_in_group(const struct ls_timeline *tl, uint32_t tgid)
@@ -330,92 +391,27 @@ bool ls_timeline_in_group(const struct ls_timeline *tl, uint32_t tgid)
 	       bsearch(&tgid, tl->group, tl->n_group, sizeof(uint32_t), u32_cmp) != NULL;
 }
 
-static int eng_req_by_arrival(const void *a, const void *b)
+static void runq_account(struct ls_timeline *tl, const struct tspan *t)
 {
-	const struct eng_req *x = a, *y = b;
-	return x->j.t_arrived < y->j.t_arrived ? -1 : x->j.t_arrived > y->j.t_arrived;
+	uint64_t d = t->e - t->b;
+
+	if (!ls_timeline_in_group(tl, t->tgid))
+		return;
+	ls_quant_add(&tl->runq.q, d);
+	tl->runq.over_ms += d >= 1024000; /* runqlat's 1024 us bucket edge */
 }
 
-/* Engine events -> one record per engine request (a new one per arrival),
- * found through a table keyed by (process, engine id). */
-static void build_engine_requests(struct ls_timeline *tl)
+void ls_timeline_build(struct ls_timeline *tl)
 {
-	size_t cap = 1024;
-	size_t *slot; /* index + 1 into tl->ereq, 0 empty */
-
-	while (cap < tl->n_ev * 2)
-		cap *= 2;
-	slot = calloc(cap, sizeof(*slot));
-	tl->ereq = calloc(tl->n_ev ? tl->n_ev : 1, sizeof(*tl->ereq));
-	if (!tl->ereq || !slot)
-		abort();
-	for (size_t i = 0; i < tl->n_ev; i++) {
-		const struct eng_ev *e = &tl->ev[i];
-		uint64_t key = e->req_id * 0x9e3779b97f4a7c15ull ^ e->pid;
-		size_t h = (key ^ (key >> 29)) & (cap - 1);
-		struct eng_req *r;
-
-		while (slot[h] && (tl->ereq[slot[h] - 1].req_id != e->req_id ||
-				   tl->ereq[slot[h] - 1].pid != e->pid))
-			h = (h + 1) & (cap - 1);
-		if (e->kind == LS_ENG_ARRIVED || !slot[h]) {
-			r = &tl->ereq[tl->n_ereq++];
-			r->pid = e->pid;
-			r->req_id = e->req_id;
-			r->j.t_arrived = e->ts;
-			slot[h] = tl->n_ereq; /* a re-used id now means this one */
-		}
-		r = &tl->ereq[slot[h] - 1];
-		switch (e->kind) {
-		case LS_ENG_ARRIVED:
-			memcpy(r->xrid, e->xrid, sizeof(r->xrid));
-			break;
-		case LS_ENG_QUEUED:
-			r->j.t_queued = e->ts;
-			r->j.prompt_tokens = e->arg;
-			break;
-		case LS_ENG_SCHEDULED:
-			if (!r->j.t_sched) {
-				r->j.t_sched = e->ts;
-				r->j.batch_size = e->arg;
-			}
-			break;
-		case LS_ENG_FIRST_TOKEN:
-			if (!r->j.t_first)
-				r->j.t_first = e->ts;
-			break;
-		case LS_ENG_PREEMPTED:
-			r->j.preemptions++;
-			break;
-		case LS_ENG_FINISHED:
-			r->j.t_finish = e->ts;
-			break;
-		}
-	}
-	free(slot);
-	qsort(tl->ereq, tl->n_ereq, sizeof(*tl->ereq), eng_req_by_arrival);
-}
-
-void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, size_t n)
-{
-	if (tl->track_all)
-		for (size_t i = 0; i < n; i++)
-			group_add(tl, reqs[i].pid);
-	if (tl->n_group)
-		qsort(tl->group, tl->n_group, sizeof(uint32_t), u32_cmp);
+	for (int l = 0; l < LS_L_N; l++)
+		tl->layers[l].n = 0;
+	tl->launcher_oncpu.n = tl->busy.n = 0;
 	for (size_t i = 0; i < tl->n_oncpu; i++)
 		if (ls_timeline_in_group(tl, tl->oncpu[i].tgid))
 			ls_spans_add(&tl->layers[LS_L_ONCPU], tl->oncpu[i].b, tl->oncpu[i].e);
-	tl->runq = malloc((tl->n_runnable ? tl->n_runnable : 1) * sizeof(uint64_t));
-	if (!tl->runq)
-		abort();
 	for (size_t i = 0; i < tl->n_runnable; i++)
-		if (ls_timeline_in_group(tl, tl->runnable[i].tgid)) {
+		if (ls_timeline_in_group(tl, tl->runnable[i].tgid))
 			ls_spans_add(&tl->layers[LS_L_RUNNABLE], tl->runnable[i].b, tl->runnable[i].e);
-			tl->runq[tl->nrunq++] = tl->runnable[i].e - tl->runnable[i].b;
-		}
-	if (tl->nrunq)
-		qsort(tl->runq, tl->nrunq, sizeof(uint64_t), u64_cmp);
 	int best = 0;
 	for (int i = 1; i < 8; i++)
 		if (tl->launcher_n[i] > tl->launcher_n[best])
@@ -427,10 +423,10 @@ void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, s
 	/* Host-side uprobe intervals only when no device timings exist. */
 	bool device = tl->gpu_sources & ((1u << LS_GPU_SRC_CUPTI) | (1u << LS_GPU_SRC_SIMULATED));
 	for (int l = 0; l < LS_L_N; l++) {
-		for (size_t i = 0; !device && i < tl->uprobe_layers[l].n; i++)
-			ls_spans_add(&tl->layers[l], tl->uprobe_layers[l].v[i].b,
-				     tl->uprobe_layers[l].v[i].e);
-		ls_spans_free(&tl->uprobe_layers[l]);
+		for (size_t i = 0; i < tl->raw[l].n; i++)
+			ls_spans_add(&tl->layers[l], tl->raw[l].v[i].b, tl->raw[l].v[i].e);
+		for (size_t i = 0; !device && i < tl->uprobe_raw[l].n; i++)
+			ls_spans_add(&tl->layers[l], tl->uprobe_raw[l].v[i].b, tl->uprobe_raw[l].v[i].e);
 		ls_spans_normalise(&tl->layers[l]);
 	}
 	/* GPU busy periods, for inferring T_sched */
@@ -440,7 +436,64 @@ void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, s
 	ls_spans_normalise(&tl->busy);
 	for (size_t i = 0; i < tl->busy.n; i++)
 		tl->busy.v[i].e -= BUSY_GAP_NS;
-	build_engine_requests(tl);
+}
+
+/* Keeps the spans ending at or after t (order kept). */
+static size_t keep_spans(struct ls_span *v, size_t n, uint64_t t)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i].e >= t)
+			v[k++] = v[i];
+	return k;
+}
+
+void ls_timeline_retire(struct ls_timeline *tl, uint64_t t)
+{
+	size_t k;
+
+	for (k = 0; k < tl->n_oncpu && tl->oncpu[k].e < t; k++)
+		;
+	if (k) {
+		memmove(tl->oncpu, tl->oncpu + k, (tl->n_oncpu - k) * sizeof(*tl->oncpu));
+		tl->n_oncpu -= k;
+	}
+	for (k = 0; k < tl->n_runnable && tl->runnable[k].e < t; k++)
+		runq_account(tl, &tl->runnable[k]);
+	if (k) {
+		memmove(tl->runnable, tl->runnable + k, (tl->n_runnable - k) * sizeof(*tl->runnable));
+		tl->n_runnable -= k;
+	}
+	for (int l = 0; l < LS_L_N; l++) {
+		tl->raw[l].n = keep_spans(tl->raw[l].v, tl->raw[l].n, t);
+		tl->uprobe_raw[l].n = keep_spans(tl->uprobe_raw[l].v, tl->uprobe_raw[l].n, t);
+	}
+	for (k = 0; k < tl->n_ereq && tl->ereq[k].j.t_arrived < t; k++) {
+		uint64_t key = ereq_key(tl->ereq[k].pid, tl->ereq[k].req_id);
+		if ((uintptr_t)ls_idmap_get(&tl->ereq_by_id, key) == k + 1)
+			ls_idmap_remove(&tl->ereq_by_id, key);
+	}
+	if (k) {
+		memmove(tl->ereq, tl->ereq + k, (tl->n_ereq - k) * sizeof(*tl->ereq));
+		tl->n_ereq -= k;
+		for (size_t i = 0; i < tl->ereq_by_id.cap; i++)
+			if (tl->ereq_by_id.keys[i])
+				tl->ereq_by_id.vals[i] = (void *)((uintptr_t)tl->ereq_by_id.vals[i] - k);
+	}
+}
+
+void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ls_timeline_note_pid(tl, reqs[i].pid);
+	ls_timeline_build(tl);
+}
+
+void ls_timeline_close(struct ls_timeline *tl)
+{
+	for (size_t i = 0; i < tl->n_runnable; i++)
+		runq_account(tl, &tl->runnable[i]);
 }
 
 const struct ls_spans *ls_timeline_layer(const struct ls_timeline *tl, enum ls_layer l)
@@ -680,12 +733,13 @@ void ls_timeline_free(struct ls_timeline *tl)
 	free(tl->group);
 	for (int l = 0; l < LS_L_N; l++) {
 		ls_spans_free(&tl->layers[l]);
-		ls_spans_free(&tl->uprobe_layers[l]);
+		ls_spans_free(&tl->raw[l]);
+		ls_spans_free(&tl->uprobe_raw[l]);
 	}
 	ls_spans_free(&tl->busy);
 	ls_spans_free(&tl->launcher_oncpu);
-	free(tl->runq);
-	free(tl->ev);
+	ls_quant_free(&tl->runq.q);
 	free(tl->ereq);
+	ls_idmap_free(&tl->ereq_by_id);
 	free(tl);
 }

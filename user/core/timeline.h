@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "latsplit/events.h"
+#include "quant.h"
 #include "requests.h"
 
 struct ls_span {
@@ -52,10 +53,27 @@ struct ls_gpu_summary {
 	uint64_t pageable_copies;
 };
 
+/* Run-queue waits of engine-group threads (wakeup or preemption to
+ * running), ns. */
+struct ls_runq {
+	struct ls_quant q;
+	uint64_t over_ms; /* waits of 1024 us or more (runqlat's bucket edge) */
+};
+
 struct ls_timeline *ls_timeline_new(bool track_all);
 void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec);
-/* After the last record: closes open intervals, merges layers. */
+/* A process served an HTTP request: in a capture that tracked everything,
+ * it joins the engine group. */
+void ls_timeline_note_pid(struct ls_timeline *tl, uint32_t pid);
+/* Merges the kept spans into the layers the queries below read. */
+void ls_timeline_build(struct ls_timeline *tl);
+/* Forgets spans that ended, and engine requests that arrived, before t
+ * (their run-queue waits are counted first). */
+void ls_timeline_retire(struct ls_timeline *tl, uint64_t t);
+/* note_pid for each request, then build (tests, one-shot use). */
 void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, size_t n);
+/* After the last record: counts the run-queue waits still kept. */
+void ls_timeline_close(struct ls_timeline *tl);
 void ls_timeline_free(struct ls_timeline *tl);
 
 /* The merged spans of a layer (valid after finish). */
@@ -66,11 +84,10 @@ const struct ls_gpu_summary *ls_timeline_gpu_summary(const struct ls_timeline *t
 const char *ls_timeline_gpu_source(const struct ls_timeline *tl);
 bool ls_timeline_has_engine(const struct ls_timeline *tl);
 bool ls_timeline_has_sched(const struct ls_timeline *tl);
-/* Whether process tgid is in the engine group (valid after finish). */
+/* Whether process tgid is in the engine group (so far). */
 bool ls_timeline_in_group(const struct ls_timeline *tl, uint32_t tgid);
-/* Run-queue waits of engine-group threads (wakeup or preemption to running),
- * in ns, sorted; *n set. Valid after finish. */
-const uint64_t *ls_timeline_runq(const struct ls_timeline *tl, size_t *n);
+/* Run-queue waits counted so far (all of them after close). */
+struct ls_runq *ls_timeline_runq(struct ls_timeline *tl);
 
 /* Engine facts joined to one HTTP request. */
 struct ls_engine_join {

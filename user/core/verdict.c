@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "verdict.h"
 
 #define P_HOST LS_VERDICT_HOST
@@ -65,117 +66,146 @@ const char *ls_verdict_remedy(int p)
 	}
 }
 
-static double pearson(const double *x, const double *y, size_t n)
+static int tick_cmp(const struct ls_tick *x, const struct ls_tick *y)
 {
-	double mx = 0, my = 0, sxx = 0, syy = 0, sxy = 0;
-
-	if (n < 3)
-		return NAN;
-	for (size_t i = 0; i < n; i++)
-		mx += x[i], my += y[i];
-	mx /= n, my /= n;
-	for (size_t i = 0; i < n; i++) {
-		sxx += (x[i] - mx) * (x[i] - mx);
-		syy += (y[i] - my) * (y[i] - my);
-		sxy += (x[i] - mx) * (y[i] - my);
-	}
-	/* prompts of (nearly) one size say nothing about size vs TTFT */
-	if (sxx / n < (0.01 * mx) * (0.01 * mx))
-		return NAN;
-	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
-}
-
-struct tick {
-	uint64_t t;
-	int d;
-};
-
-static int tick_cmp(const void *a, const void *b)
-{
-	const struct tick *x = a, *y = b;
 	if (x->t != y->t)
 		return x->t < y->t ? -1 : 1;
 	return x->d - y->d; /* ends before starts at the same instant */
 }
 
-static int max_concurrency(const struct ls_request *r, size_t n)
+static void tick_push(struct ls_verdict_acc *a, uint64_t t, int d)
 {
-	struct tick *t = malloc((2 * n + 1) * sizeof(*t));
-	size_t k = 0;
-	int cur = 0, best = 0;
+	size_t i;
 
-	if (!t)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!r[i].t_start || !r[i].t_end)
-			continue;
-		t[k++] = (struct tick){r[i].t_start, 1};
-		t[k++] = (struct tick){r[i].t_end, -1};
+	GROW(a->ticks, a->nticks, a->capticks);
+	i = a->nticks++;
+	a->ticks[i] = (struct ls_tick){t, d};
+	while (i && tick_cmp(&a->ticks[i], &a->ticks[(i - 1) / 2]) < 0) {
+		struct ls_tick x = a->ticks[i];
+		a->ticks[i] = a->ticks[(i - 1) / 2];
+		a->ticks[(i - 1) / 2] = x;
+		i = (i - 1) / 2;
 	}
-	qsort(t, k, sizeof(*t), tick_cmp);
-	for (size_t i = 0; i < k; i++) {
-		cur += t[i].d;
-		if (cur > best)
-			best = cur;
-	}
-	free(t);
-	return best;
 }
 
-void ls_verdict_compute(const struct ls_verdict_in *in, struct ls_verdict *v)
+static struct ls_tick tick_pop(struct ls_verdict_acc *a)
 {
-	uint64_t batch_sum = 0;
-	double *px = calloc(in->n + 1, sizeof(double)), *py = calloc(in->n + 1, sizeof(double));
-	size_t npx = 0;
+	struct ls_tick top = a->ticks[0];
+	size_t i = 0;
 
-	memset(v, 0, sizeof(*v));
-	v->ttft = in->ttft;
-	v->n = in->n;
-	v->have_engine = in->have_engine;
-	v->have_gpu = in->have_gpu;
-	v->have_sched = in->have_sched;
-	v->best = -1;
-	for (size_t i = 0; i < in->n; i++) {
-		const struct ls_request *r = &in->reqs[i];
-		const struct ls_split *s = &in->splits[i];
-		const uint64_t *sub = in->ttft ? s->ttft_sub : s->sub;
-		const uint64_t *c = in->ttft ? s->ttft_comp : s->comp;
-		uint64_t w = in->ttft ? s->ttft : s->total;
+	a->ticks[0] = a->ticks[--a->nticks];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < a->nticks && tick_cmp(&a->ticks[l], &a->ticks[m]) < 0)
+			m = l;
+		if (r < a->nticks && tick_cmp(&a->ticks[r], &a->ticks[m]) < 0)
+			m = r;
+		if (m == i)
+			break;
+		struct ls_tick x = a->ticks[i];
+		a->ticks[i] = a->ticks[m];
+		a->ticks[m] = x;
+		i = m;
+	}
+	return top;
+}
 
-		if (r->outcome == LS_REQ_ABORTED || r->outcome == LS_REQ_RESET)
-			v->aborted++;
-		v->retrans += r->retransmits;
-		if (in->joins && in->joins[i].joined) {
-			v->joined++;
-			v->preempted += in->joins[i].preemptions > 0;
-			if (in->joins[i].batch_size) {
-				batch_sum += in->joins[i].batch_size;
-				v->nbatch++;
-				if (in->joins[i].batch_size > v->batch_max)
-					v->batch_max = in->joins[i].batch_size;
-			}
+void ls_verdict_acc_sweep(struct ls_verdict_acc *a, uint64_t before)
+{
+	while (a->nticks && a->ticks[0].t < before) {
+		a->cur += tick_pop(a).d;
+		if (a->cur > a->peak)
+			a->peak = a->cur;
+	}
+}
+
+void ls_verdict_acc_add(struct ls_verdict_acc *a, const struct ls_request *r,
+			const struct ls_split *s, const struct ls_engine_join *j)
+{
+	a->n++;
+	if (r->outcome == LS_REQ_ABORTED || r->outcome == LS_REQ_RESET)
+		a->aborted++;
+	a->retrans += r->retransmits;
+	if (j && j->joined) {
+		a->joined++;
+		a->preempted += j->preemptions > 0;
+		if (j->batch_size) {
+			a->batch_sum += j->batch_size;
+			a->nbatch++;
+			if (j->batch_size > a->batch_max)
+				a->batch_max = j->batch_size;
 		}
-		if (s->ttft != LS_NULL && r->bytes_in) {
-			px[npx] = (double)r->bytes_in;
-			py[npx++] = (double)s->ttft;
-		}
+	}
+	if (s->ttft != LS_NULL && r->bytes_in) {
+		__int128 x = r->bytes_in, y = s->ttft;
+		a->npx++;
+		a->sx += x, a->sy += y, a->sxx += x * x, a->syy += y * y, a->sxy += x * y;
+	}
+	for (int t = 0; t < 2; t++) {
+		const uint64_t *sub = t ? s->ttft_sub : s->sub;
+		const uint64_t *c = t ? s->ttft_comp : s->comp;
+		uint64_t w = t ? s->ttft : s->total;
 		if (w == LS_NULL || w == 0)
 			continue;
-		v->judged++;
-		v->whole += w;
+		a->w[t].judged++;
+		a->w[t].whole += w;
 		for (int p = 0; p < LS_S_N; p++)
 			if (sub[p] != LS_NULL)
-				v->part[p] += sub[p];
+				a->w[t].part[p] += sub[p];
 		if (c[LS_C_HOST] != LS_NULL)
-			v->part[P_HOST] += c[LS_C_HOST];
+			a->w[t].part[P_HOST] += c[LS_C_HOST];
 		if (c[LS_C_OTHER] != LS_NULL)
-			v->part[P_OTHER] += c[LS_C_OTHER];
+			a->w[t].part[P_OTHER] += c[LS_C_OTHER];
 	}
-	v->batch_mean = v->nbatch ? (double)batch_sum / v->nbatch : 0;
-	v->rho = pearson(px, py, npx);
-	v->peak_concurrency = max_concurrency(in->reqs, in->n);
-	free(px);
-	free(py);
+	if (r->t_start && r->t_end) {
+		tick_push(a, r->t_start, 1);
+		tick_push(a, r->t_end, -1);
+	}
+}
+
+/* Pearson's r from exact integer sums; NAN when meaningless. */
+static double pearson(const struct ls_verdict_acc *a)
+{
+	__int128 n = a->npx, vx, vy, cxy;
+
+	if (a->npx < 3)
+		return NAN;
+	vx = n * a->sxx - a->sx * a->sx; /* n^2 * variance */
+	vy = n * a->syy - a->sy * a->sy;
+	cxy = n * a->sxy - a->sx * a->sy;
+	/* prompts of (nearly) one size say nothing about size vs TTFT */
+	if ((long double)vx < 1e-4L * (long double)a->sx * (long double)a->sx)
+		return NAN;
+	if (vx <= 0 || vy <= 0)
+		return NAN;
+	return (double)((long double)cxy / sqrtl((long double)vx * (long double)vy));
+}
+
+void ls_verdict_from_acc(struct ls_verdict_acc *a, bool ttft, bool have_gpu, bool have_sched,
+			 bool have_engine, struct ls_verdict *v)
+{
+	int t = ttft;
+
+	ls_verdict_acc_sweep(a, UINT64_MAX);
+	memset(v, 0, sizeof(*v));
+	v->ttft = ttft;
+	v->n = a->n;
+	v->have_engine = have_engine;
+	v->have_gpu = have_gpu;
+	v->have_sched = have_sched;
+	v->best = -1;
+	v->aborted = a->aborted;
+	v->retrans = a->retrans;
+	v->joined = a->joined;
+	v->preempted = a->preempted;
+	v->nbatch = a->nbatch;
+	v->batch_max = a->batch_max;
+	v->batch_mean = a->nbatch ? (double)a->batch_sum / a->nbatch : 0;
+	v->rho = pearson(a);
+	v->peak_concurrency = a->peak;
+	v->judged = a->w[t].judged;
+	v->whole = a->w[t].whole;
+	memcpy(v->part, a->w[t].part, sizeof(v->part));
 	if (!v->judged || v->whole <= 0)
 		return;
 	for (int p = 0; p < P_N; p++) {
@@ -185,16 +215,13 @@ void ls_verdict_compute(const struct ls_verdict_in *in, struct ls_verdict *v)
 	}
 }
 
+void ls_verdict_acc_free(struct ls_verdict_acc *a)
+{
+	free(a->ticks);
+	memset(a, 0, sizeof(*a));
+}
+
 const char *ls_verdict_dominant(const struct ls_verdict *v)
 {
 	return v->best < 0 ? NULL : ls_verdict_part_name(v->best);
-}
-
-const char *ls_verdict(FILE *out, const struct ls_verdict_in *in)
-{
-	struct ls_verdict v;
-
-	ls_verdict_compute(in, &v);
-	ls_verdict_print(out, &v);
-	return ls_verdict_dominant(&v);
 }

@@ -15,15 +15,6 @@
 #include "requests.h"
 #include "timeline.h"
 
-struct ls_verdict_in {
-	const struct ls_request *reqs;
-	const struct ls_split *splits;
-	const struct ls_engine_join *joins;
-	size_t n;
-	bool ttft; /* judge time to first token instead of total latency */
-	bool have_gpu, have_sched, have_engine;
-};
-
 /* Parts the verdict weighs: every sub-part, plus host and other. */
 #define LS_VERDICT_HOST LS_S_N
 #define LS_VERDICT_OTHER (LS_S_N + 1)
@@ -42,7 +33,38 @@ struct ls_verdict {
 	int best; /* dominant part, -1: nothing to judge */
 };
 
-void ls_verdict_compute(const struct ls_verdict_in *in, struct ls_verdict *v);
+struct ls_tick {
+	uint64_t t;
+	int d;
+};
+
+/* The verdict's inputs, summed request by request in bounded memory (the
+ * peak concurrency sweeps request starts and ends in time order: ticks
+ * before a horizon no later request can start at are swept as it moves). */
+struct ls_verdict_acc {
+	size_t n, aborted, preempted, joined, nbatch;
+	unsigned long long retrans;
+	uint64_t batch_sum;
+	uint32_t batch_max;
+	struct {
+		size_t judged;
+		double whole, part[LS_VERDICT_PARTS];
+	} w[2]; /* [0] latency, [1] TTFT */
+	size_t npx; /* prompt bytes vs TTFT, exact sums */
+	__int128 sx, sy, sxx, syy, sxy;
+	struct ls_tick *ticks; /* a min-heap */
+	size_t nticks, capticks;
+	int cur, peak;
+};
+
+void ls_verdict_acc_add(struct ls_verdict_acc *a, const struct ls_request *r,
+			const struct ls_split *s, const struct ls_engine_join *j);
+/* Counts concurrency up to `before`: no request added later starts earlier. */
+void ls_verdict_acc_sweep(struct ls_verdict_acc *a, uint64_t before);
+/* The verdict over every request added (sweeps the rest). */
+void ls_verdict_from_acc(struct ls_verdict_acc *a, bool ttft, bool have_gpu, bool have_sched,
+			 bool have_engine, struct ls_verdict *v);
+void ls_verdict_acc_free(struct ls_verdict_acc *a);
 /* A part's name (a sub-part, "host" or "other"), its component, the usual
  * remedies when it dominates. */
 const char *ls_verdict_part_name(int p);
@@ -54,7 +76,5 @@ const char *ls_verdict_dominant(const struct ls_verdict *v);
 void ls_verdict_print(FILE *out, const struct ls_verdict *v);
 /* One JSON record, {"type":"verdict",...}, the last line of report --json. */
 void ls_verdict_json(FILE *out, const struct ls_verdict *v);
-/* compute + print; returns ls_verdict_dominant. */
-const char *ls_verdict(FILE *out, const struct ls_verdict_in *in);
 
 #endif
