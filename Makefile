@@ -12,12 +12,12 @@ BPFTOOL ?= bpftool
 # The agent (DESIGN.md §3): user/main.c and cmd_<name>.c (flags, wiring);
 # user/core the analysis core, user/record the recorder's units, user/out
 # the output sinks.
-USER_DIRS := user user/core user/record user/out
+USER_DIRS := user user/core user/record user/out user/live
 USER_INCLUDES := $(addprefix -I,$(USER_DIRS))
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-Iinclude -I$(BUILD) $(USER_INCLUDES) -D_GNU_SOURCE
 CFLAGS ?= -O2 -g
-LDLIBS := -lbpf -lelf -lz -lpthread -lm
+LDLIBS := -lbpf -lelf -lz -lpthread -lm -lmicrohttpd
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -11,6 +11,7 @@ PKGS=(
   nftables iproute2 ethtool python3 curl libbpf-tools binutils time
   debootstrap git
   qemu-system-x86 linux-image-amd64 busybox-static cpio procps
+  libmicrohttpd-dev prometheus tmux
 )
 
 missing=()

@@ -12,6 +12,13 @@
 #define EXIT_USAGE 2
 
 int cmd_record(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+/* `latsplit top`'s settings; record with a live screen instead of a file. */
+struct ls_top_opts {
+	unsigned long count; /* snapshots, then exit (0: until q or Ctrl-C) */
+	double interval_s;
+};
+int ls_record_main(int argc, char **argv, const struct ls_top_opts *top);
 int cmd_dump(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -19,12 +19,17 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "flight.h"
+#include "live.h"
 #include "probe.h"
 #include "recorder.h"
+#include <poll.h>
+#include <termios.h>
 
 #define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
 #define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
 #define CHECKPOINT_NS 5000000000ull /* stacks and their symbols every 5 s */
+#define LIVE_TICK_NS 250000000ull /* live analysis clock, flight-recorder dumps */
 #define MAX_DURATION_S 31536000 /* -d: a year; larger values overflowed the ns deadline */
 
 static volatile sig_atomic_t stop_signal;
@@ -74,7 +79,19 @@ static void usage(FILE *out)
 		"                       become '*' (credentials are redacted either way)\n"
 		"  -z, --zlib-level N   compression level 1..9 (default 1)\n"
 		"  -v, --verbose        libbpf and verifier messages\n"
-		"  -h, --help           this help\n");
+		"  -h, --help           this help\n\n"
+		"Live (the split as requests end, about 4 s later; README: Live and fleet):\n"
+		"      --metrics [ADDR:]PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+		"                       (default address 127.0.0.1)\n"
+		"      --flight-recorder SEC  keep the last SEC seconds in memory (compressed);\n"
+		"                       when a request matches a --trigger, write a capture of\n"
+		"                       it (no full capture is written unless -o is given)\n"
+		"      --trigger EXPR   total>2s, ttft>500ms, component:network>200ms,\n"
+		"                       component:queueing.engine>50ms, retransmits>0 (repeatable)\n"
+		"      --flight-dir DIR where dumps go (default .), named\n"
+		"                       latsplit-flight-DATE-TIME-reqID.data\n"
+		"      --flight-margin SEC  context kept before the request and after (default 1)\n"
+		"      --max-dumps-per-hour N  default 6; further triggers are counted, not dumped\n");
 }
 
 static int add_list(const char *cmd, const char *arg, unsigned long max, unsigned long *vals,
@@ -161,7 +178,34 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 			drops);
 }
 
+/* What is tracked, in words (top's header). */
+static void target_words(char *buf, size_t len, const unsigned long *pids, int npids,
+			 const unsigned long *ports, int nports, char **cmd)
+{
+	int n = 0;
+
+	buf[0] = '\0';
+	if (cmd)
+		n += snprintf(buf + n, len - n, "%s", cmd[0]);
+	for (int i = 0; i < npids && n < (int)len; i++)
+		n += snprintf(buf + n, len - n, "%spid %lu", n ? ", " : "", pids[i]);
+	for (int i = 0; i < nports && n < (int)len; i++)
+		n += snprintf(buf + n, len - n, "%sport %lu", n ? ", " : "", ports[i]);
+	if (!buf[0])
+		snprintf(buf, len, "all processes");
+}
+
+static void checkpoint_stacks(void *ctx)
+{
+	ls_recorder_stacks(ctx, true);
+}
+
 int cmd_record(int argc, char **argv)
+{
+	return ls_record_main(argc, argv, NULL);
+}
+
+int ls_record_main(int argc, char **argv, const struct ls_top_opts *top)
 {
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'}, {"duration", required_argument, NULL, 'd'},
@@ -178,7 +222,19 @@ int cmd_record(int argc, char **argv)
 		{"stack-entries", required_argument, NULL, 'K'},
 		{"no-engine", no_argument, NULL, 'G'},
 		{"capture-bodies", no_argument, NULL, 'B'},
+		{"metrics", required_argument, NULL, 'M'},
+		{"flight-recorder", required_argument, NULL, 'R'},
+		{"trigger", required_argument, NULL, 'T'},
+		{"flight-dir", required_argument, NULL, 'X'},
+		{"flight-margin", required_argument, NULL, 'Y'},
+		{"max-dumps-per-hour", required_argument, NULL, 'H'},
 		{}};
+	const char *metrics = NULL;
+	struct ls_flight flight = {.max_per_hour = 6};
+	double flight_s = 0;
+	bool path_given = false;
+	struct ls_live live = {0};
+	bool live_on = false;
 	const char *path = "latsplit.data", *debug_dir = NULL;
 	double duration = 0;
 	unsigned long pids[LS_MAX_PIDS], ports[LS_MAX_PORTS], ringbuf_mb = 8, level = 1, stack_entries = 0,
@@ -202,7 +258,52 @@ int cmd_record(int argc, char **argv)
 		switch (opt) {
 		case 'o':
 			path = optarg;
+			path_given = true;
 			break;
+		case 'M':
+			metrics = optarg;
+			break;
+		case 'R':
+		case 'Y': {
+			double v;
+			if (!ls_parse_double(optarg, &v) || !(v > 0) || v > 3600) {
+				ls_err("record", "--%s %s: expected seconds, more than 0 and at most 3600",
+				       opt == 'R' ? "flight-recorder" : "flight-margin", optarg);
+				return EXIT_USAGE;
+			}
+			if (opt == 'R')
+				flight_s = v;
+			else
+				flight.margin_ns = (uint64_t)(v * 1e9);
+			break;
+		}
+		case 'T':
+			if (flight.ntrig == LS_FLIGHT_MAX_TRIGGERS) {
+				ls_err("record", "at most %d --trigger", LS_FLIGHT_MAX_TRIGGERS);
+				return EXIT_USAGE;
+			}
+			if (ls_trigger_parse(optarg, &flight.trig[flight.ntrig], err, sizeof(err))) {
+				ls_err("record", "%s", err);
+				return EXIT_USAGE;
+			}
+			flight.ntrig++;
+			break;
+		case 'X':
+			if (access(optarg, W_OK | X_OK)) {
+				ls_err("record", "--flight-dir %s: %s", optarg, strerror(errno));
+				return EXIT_USAGE;
+			}
+			flight.dir = optarg;
+			break;
+		case 'H': {
+			unsigned long v;
+			if (!ls_parse_uint(optarg, 100000, &v) || !v) {
+				ls_err("record", "--max-dumps-per-hour %s: expected 1..100000", optarg);
+				return EXIT_USAGE;
+			}
+			flight.max_per_hour = v;
+			break;
+		}
 		case 'd':
 			if (!ls_parse_double(optarg, &duration) || !(duration > 0) ||
 			    duration > MAX_DURATION_S) {
@@ -311,8 +412,21 @@ int cmd_record(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (flight.ntrig && !flight_s) {
+		ls_err("record", "--trigger needs --flight-recorder SECONDS");
+		return EXIT_USAGE;
+	}
+	if (flight_s && !flight.ntrig) {
+		ls_err("record", "--flight-recorder needs at least one --trigger, e.g. 'total>2s'");
+		return EXIT_USAGE;
+	}
+	flight.keep_ns = (uint64_t)(flight_s * 1e9);
+	/* a flight recorder or top keeps no full capture unless -o asks */
+	if ((flight_s || top) && !path_given)
+		path = NULL;
+	live_on = metrics || flight_s || top;
 	struct stat osb;
-	if (lstat(path, &osb) == 0 && !S_ISREG(osb.st_mode)) {
+	if (path && lstat(path, &osb) == 0 && !S_ISREG(osb.st_mode)) {
 		ls_err("record", "-o %s: not a regular file (%s); name a new or regular file", path,
 		       S_ISDIR(osb.st_mode)   ? "a directory"
 		       : S_ISLNK(osb.st_mode) ? "a symbolic link"
@@ -391,7 +505,7 @@ int cmd_record(int argc, char **argv)
 	 * Anything else at the path (a device such as /dev/null, a directory,
 	 * a FIFO, a symlink) is refused, checked before anything is attached. */
 	struct stat sb;
-	if (lstat(path, &sb) == 0) {
+	if (path && lstat(path, &sb) == 0) {
 		if (!S_ISREG(sb.st_mode)) {
 			ls_err("record", "-o %s: no longer a regular file; not replaced", path);
 			goto out;
@@ -410,14 +524,33 @@ int cmd_record(int argc, char **argv)
 		ls_sym_set_debug_dir(r.sym, debug_dir);
 	hdr.track_all = track_all;
 	struct ls_writer_opts wo = {.zlib_level = level};
-	int e = ls_writer_open(&r.w, path, &hdr, &wo);
+	int e = path ? ls_writer_open(&r.w, path, &hdr, &wo) : 0;
 	if (e) {
 		ls_err("record", "cannot create %s: %s", path, strerror(-e));
 		goto out;
 	}
-	if (stat(path, &sb) == 0) {
+	if (path && stat(path, &sb) == 0) {
 		r.w_ino = sb.st_ino;
 		r.w_dev = sb.st_dev;
+	}
+	if (flight_s) {
+		ls_flight_init(&flight, &hdr, err, sizeof(err));
+		r.taps[r.ntaps++] = (struct ls_tap){ls_flight_record, &flight};
+	}
+	if (live_on) {
+		if (ls_live_init(&live, track_all, top != NULL, err, sizeof(err))) {
+			ls_err("record", "%s", err);
+			goto close_out;
+		}
+		if (flight_s) {
+			live.on_request = ls_flight_request;
+			live.on_request_ctx = &flight;
+		}
+		r.taps[r.ntaps++] = (struct ls_tap){ls_live_record, &live};
+		if (metrics && ls_live_serve(&live, metrics, err, sizeof(err))) {
+			ls_err("record", "%s", err);
+			goto close_out;
+		}
 	}
 
 	for (int i = 0; i < nports; i++)
@@ -456,9 +589,26 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "latsplit record: engine probes in %s\n", ls_bpf_engine_paths(r.bpf));
 	if (verbose && ls_bpf_cuda_paths(r.bpf)[0])
 		fprintf(stderr, "latsplit record: libcuda uprobes in %s\n", ls_bpf_cuda_paths(r.bpf));
-	fprintf(stderr, "latsplit record: recording %s to %s%s\n",
-		track_all ? "all processes" : "tracked processes", path,
-		duration ? "" : " (Ctrl-C to stop)");
+	if (!top)
+		fprintf(stderr, "latsplit record: recording %s to %s%s%s%s\n",
+			track_all ? "all processes" : "tracked processes", path ? path : "no file",
+			flight_s ? " (flight recorder on)" : "", metrics ? " (metrics served)" : "",
+			duration ? "" : " (Ctrl-C to stop)");
+	char target[256];
+	target_words(target, sizeof(target), pids, ntargets, ports, nports,
+		     have_cmd ? argv + optind : NULL);
+	struct termios tio_old;
+	bool raw_tty = top && !top->count && isatty(0) && !tcgetattr(0, &tio_old);
+	if (raw_tty) { /* q quits; no echo */
+		struct termios t = tio_old;
+		t.c_lflag &= ~(ICANON | ECHO);
+		t.c_cc[VMIN] = 0;
+		t.c_cc[VTIME] = 0;
+		tcsetattr(0, TCSANOW, &t);
+	}
+	unsigned long shown = 0;
+	__u64 last_tick = r.start_ts, last_top = r.start_ts;
+	__u64 top_every = top ? (__u64)(top->interval_s * 1e9) : 0;
 
 	__u64 end_ts = duration ? r.start_ts + (__u64)(duration * 1e9) : 0;
 	__u64 last_flush = r.start_ts, last_drops = r.start_ts, last_ckpt = r.start_ts;
@@ -479,8 +629,38 @@ int cmd_record(int argc, char **argv)
 			last_ckpt = now;
 		}
 		if (now - last_flush >= FLUSH_NS) {
-			ls_writer_flush(r.w);
+			if (r.w)
+				ls_writer_flush(r.w);
 			last_flush = now;
+		}
+		if (live_on && now - last_tick >= LIVE_TICK_NS) {
+			ls_live_tick(&live, now, ls_bpf_drops(r.bpf, NULL, 0), ls_bpf_stack_errors(r.bpf));
+			if (flight_s)
+				ls_flight_tick(&flight, checkpoint_stacks, &r);
+			last_tick = now;
+		}
+		if (top && now - last_top >= top_every) {
+			struct ls_top_status ts = {.target = target,
+						   .elapsed_s = (now - r.start_ts) / 1e9,
+						   .in_flight = ls_analysis_in_flight(&live.a),
+						   .drops = ls_bpf_drops(r.bpf, NULL, 0),
+						   .stacks_lost = ls_bpf_stack_errors(r.bpf),
+						   .total_requests = live.a.n,
+						   .have_gpu = ls_timeline_has_gpu(live.a.tl),
+						   .have_sched = ls_timeline_has_sched(live.a.tl),
+						   .have_engine = ls_timeline_has_engine(live.a.tl),
+						   .clear = raw_tty};
+			ls_top_render(stdout, &live.recent, &ts);
+			last_top = now;
+			if (top->count && ++shown >= top->count)
+				break;
+			if (!raw_tty)
+				fputs("\n", stdout);
+		}
+		if (raw_tty) {
+			char c;
+			if (read(0, &c, 1) == 1 && (c == 'q' || c == 'Q'))
+				break;
 		}
 		if (r.write_err) {
 			ls_err("record", "writing %s: %s", path, strerror(-r.write_err));
@@ -507,6 +687,8 @@ int cmd_record(int argc, char **argv)
 		child_done = child_killed = true;
 		ls_bpf_poll(r.bpf, 0);
 	}
+	if (raw_tty)
+		tcsetattr(0, TCSANOW, &tio_old);
 	__u64 stop_ts = ls_now_ns(); /* tracing ends; stacks and symbols follow */
 	ls_recorder_drops(&r);
 	ls_recorder_stacks(&r, symbolize);
@@ -519,11 +701,39 @@ int cmd_record(int argc, char **argv)
 			"collisions): raise --stack-entries, lower -F or record for less time\n",
 			stack_errs);
 
+	if (live_on) {
+		/* what waits is split now (and may still trigger a dump) */
+		ls_live_finish(&live);
+		if (flight_s)
+			ls_flight_tick(&flight, checkpoint_stacks, &r);
+		if (!top)
+			fprintf(stderr, "latsplit record: live: %zu requests split%s%llu scrapes\n",
+				live.a.n, metrics ? ", " : "; ",
+				(unsigned long long)live.scrapes);
+	}
+	if (flight_s)
+		fprintf(stderr,
+			"latsplit record: flight recorder: %llu dumps written%s%s, %llu triggers "
+			"suppressed (--max-dumps-per-hour %u), %llu frames evicted early by the "
+			"memory cap, %zu frames (%.1f MB) held at the end\n",
+			(unsigned long long)flight.dumps, flight.dumps ? ", last " : "",
+			flight.dumps ? flight.last_path : "", (unsigned long long)flight.suppressed,
+			flight.max_per_hour, (unsigned long long)flight.evicted_frames,
+			flight.nf - flight.f0, flight.bytes / 1e6);
+
 	struct ls_rec_stats st = {0};
-	struct ls_writer_stats ws;
+	struct ls_writer_stats ws = {0};
 	__u64 now = ls_now_ns();
 	unsigned long long drops = ls_bpf_drops(r.bpf, NULL, 0);
 
+	if (!r.w) {
+		if (!top)
+			fprintf(stderr, "latsplit record: %.2f s, %llu events, no capture file; "
+				"ring-buffer drops: %llu\n",
+				(stop_ts - r.start_ts) / 1e9, (unsigned long long)r.events, drops);
+		rc = 0;
+		goto status;
+	}
 	ls_writer_stats(r.w, &ws);
 	st.h.type = LS_REC_STATS;
 	st.h.size = sizeof(st);
@@ -548,6 +758,8 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)r.request_heads,
 			r.request_heads ? "" : " (see latsplit report for why)");
 	rc = 0;
+	replaced_warning(path, r.w_ino, r.w_dev);
+status:
 	/* like perf record: the command's own status is record's */
 	if (child_done && WIFEXITED(child_status)) {
 		rc = WEXITSTATUS(child_status);
@@ -560,13 +772,17 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "latsplit record: the command was killed by signal %d\n",
 			WTERMSIG(child_status));
 	}
-	replaced_warning(path, r.w_ino, r.w_dev);
 	goto out;
 close_out:
-	ls_writer_close(r.w, NULL, NULL);
+	if (r.w)
+		ls_writer_close(r.w, NULL, NULL);
+	r.w = NULL;
 out:
 	if (go_fd >= 0)
 		close(go_fd);
+	if (live_on)
+		ls_live_free(&live);
+	ls_flight_free(&flight);
 	ls_bpf_stop(r.bpf);
 	ls_sym_free(r.sym);
 	ls_recorder_free(&r);

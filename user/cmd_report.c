@@ -13,6 +13,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "grow.h"
+#include "format.h"
 #include "quant.h"
 #include "verdict.h"
 #include "out/request_json.h"
@@ -76,16 +77,6 @@ static void csv_request(void *ctx, const struct ls_request *r, const struct ls_s
 	(void)j;
 	(void)tl;
 	print_csv(ctx, r, s);
-}
-
-static void fmt_ms(char *buf, size_t len, uint64_t ns)
-{
-	if (ns == LS_NULL)
-		snprintf(buf, len, "-");
-	else if (ns < 10000000ull)
-		snprintf(buf, len, "%.3f", ns / 1e6);
-	else
-		snprintf(buf, len, "%.1f", ns / 1e6);
 }
 
 /* The text report's figures, gathered request by request in bounded
@@ -221,10 +212,10 @@ static void summary_row(const char *name, struct ls_quant *q, uint64_t sum, size
 		       "-", "-");
 		return;
 	}
-	fmt_ms(p[0], 24, ls_quant_rank(q, k / 2));
-	fmt_ms(p[1], 24, ls_quant_rank(q, (size_t)(k * 0.9)));
-	fmt_ms(p[2], 24, ls_quant_rank(q, (size_t)(k * 0.99)));
-	fmt_ms(p[3], 24, ls_quant_rank(q, k - 1));
+	ls_fmt_ms(p[0], 24, ls_quant_rank(q, k / 2));
+	ls_fmt_ms(p[1], 24, ls_quant_rank(q, (size_t)(k * 0.9)));
+	ls_fmt_ms(p[2], 24, ls_quant_rank(q, (size_t)(k * 0.99)));
+	ls_fmt_ms(p[3], 24, ls_quant_rank(q, k - 1));
 	if (total_sum)
 		snprintf(share, sizeof(share), "%.1f%%", 100.0 * sum / total_sum);
 	else
@@ -405,7 +396,7 @@ static void print_text(const char *path, struct ls_analysis *rs, struct text_sin
 		char tx[10][24];
 
 		for (int i = 0; i < 9; i++)
-			fmt_ms(tx[i], 24, f[i]);
+			ls_fmt_ms(tx[i], 24, f[i]);
 		printf("  %6llu %-21.21s %-18.18s %3d %-8.8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3u %4u\n",
 		       (unsigned long long)r->id, r->client, r->path[0] ? r->path : "?", r->status,
 		       ls_outcome_name(r->outcome), tx[0], tx[1], tx[2], tx[3], tx[4], tx[5], tx[6],

@@ -22,6 +22,7 @@ static const struct {
 } commands[] = {
 	{"check", cmd_check, "what this host supports, and why not"},
 	{"record", cmd_record, "capture scheduler, TCP, socket, engine, GPU and stack events"},
+	{"top", cmd_top, "the split live: rates, percentiles per component, slowest requests"},
 	{"dump", cmd_dump, "print every event of a capture, one line each"},
 	{"report", cmd_report, "per-request latency split, summary and slowest requests"},
 	{"flame", cmd_flame, "flame graphs: latency split, GPU, CPU, off-CPU; folded or SVG"},

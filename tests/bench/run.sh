@@ -110,3 +110,20 @@ for p in sorted(ours, key=lambda p: -p["run_time_ns"])[:12]:
           f"{p['run_time_ns']/1e6:9.1f} {100*p['run_time_ns']/max(total,1):5.1f}%")
 print(f"all latsplit programs: {total/1e6:.1f} ms of CPU in ~3 s of load")
 PY
+
+echo
+SOAK=${SOAK_S:-600}
+echo "== soak: record --metrics --flight-recorder 30 (no file) under steady load for $SOAK s; RSS of latsplit every 60 s"
+$B/latsplit record -p $EPID --metrics 127.0.0.1:18556 --flight-recorder 30 --trigger 'total>5s' \
+  -F 0 2>$T/soak.log & SP=$!
+for i in $(seq 100); do grep -q recording $T/soak.log && break; sleep 0.05; done
+$B/loadgen --port $PORT -c 4 -d "$SOAK" --stream --max-tokens 4 >/dev/null 2>&1 & LP=$!
+rss=()
+for ((s = 60; s <= SOAK; s += 60)); do
+  sleep 60
+  rss+=("$(awk '/VmRSS/ {print $2}' /proc/$SP/status) KiB")
+  scraped=$(curl -s --max-time 2 http://127.0.0.1:18556/metrics | sed -n 's/^latsplit_request_duration_seconds_count //p')
+  printf "  %4d s: RSS %s, requests split so far %s\n" $s "${rss[-1]}" "${scraped:-?}"
+done
+wait $LP; kill -INT $SP; wait $SP
+grep 'flight recorder\|live:' $T/soak.log | sed 's/^/  /'

@@ -172,6 +172,27 @@ int ls_analysis_push(struct ls_analysis *a, const struct ls_hdr *rec)
 	return 0;
 }
 
+int ls_analysis_advance(struct ls_analysis *a, uint64_t now)
+{
+	const struct ls_hdr *rec;
+	uint64_t t = now > REORDER_WINDOW_NS ? now - REORDER_WINDOW_NS : 0;
+
+	if (!a->ord)
+		return 0;
+	ls_order_advance(a->ord, now);
+	while ((rec = ls_order_pop(a->ord, false)))
+		dispatch(a, rec);
+	if (t > a->now)
+		a->now = t;
+	step(a, false);
+	return 0;
+}
+
+size_t ls_analysis_in_flight(const struct ls_analysis *a)
+{
+	return a->corr ? ls_corr_open_requests(a->corr) : 0;
+}
+
 int ls_analysis_end(struct ls_analysis *a, char *err, size_t len)
 {
 	const struct ls_hdr *rec;

@@ -68,6 +68,13 @@ int ls_analysis_begin(struct ls_analysis *a, bool track_all, const struct ls_con
 		      char *err, size_t len);
 /* One record, in the order the source has it. 0 or -1 (out of memory). */
 int ls_analysis_push(struct ls_analysis *a, const struct ls_hdr *rec);
+/* A live source's clock (CLOCK_MONOTONIC now): records older than the
+ * ordering window will not come, so what waits on them may go on when the
+ * host is quiet. Never called on a file (it has no clock). */
+int ls_analysis_advance(struct ls_analysis *a, uint64_t now);
+/* Requests begun and not over yet (not counting those over and waiting
+ * out the grace period). */
+size_t ls_analysis_in_flight(const struct ls_analysis *a);
 /* No more records: drains the ordering window and every request left. */
 int ls_analysis_end(struct ls_analysis *a, char *err, size_t len);
 

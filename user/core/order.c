@@ -74,6 +74,12 @@ int ls_order_push(struct ls_order *o, const struct ls_hdr *rec)
 	return 0;
 }
 
+void ls_order_advance(struct ls_order *o, __u64 now)
+{
+	if (now > o->max_ts)
+		o->max_ts = now;
+}
+
 const struct ls_hdr *ls_order_pop(struct ls_order *o, bool drain)
 {
 	size_t i = 0;

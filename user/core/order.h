@@ -19,6 +19,9 @@ int ls_order_push(struct ls_order *o, const struct ls_hdr *rec);
 /* The next record in order, or NULL when none is ready (drain: release all).
  * Valid until the next pop. */
 const struct ls_hdr *ls_order_pop(struct ls_order *o, bool drain);
+/* A live source's clock: records up to now - window may go (none older
+ * will come). */
+void ls_order_advance(struct ls_order *o, __u64 now);
 __u64 ls_order_late(const struct ls_order *o);
 void ls_order_free(struct ls_order *o);
 

@@ -955,6 +955,16 @@ static uint64_t conn_horizon(struct conn *cn)
 	return h;
 }
 
+size_t ls_corr_open_requests(const struct ls_corr *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->conns.cap; i++)
+		if (c->conns.keys[i])
+			n += ((const struct conn *)c->conns.vals[i])->nreqs;
+	return n;
+}
+
 uint64_t ls_corr_horizon(struct ls_corr *c, uint64_t now)
 {
 	uint64_t h = now;

@@ -89,6 +89,8 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec);
 /* The earliest instant a request not emitted yet may start at (now when
  * none can start earlier); trims per-connection history on the way. */
 uint64_t ls_corr_horizon(struct ls_corr *c, uint64_t now);
+/* Requests begun and not emitted yet. */
+size_t ls_corr_open_requests(const struct ls_corr *c);
 /* End of input: finishes every open connection. */
 void ls_corr_finish(struct ls_corr *c);
 const struct ls_corr_stats *ls_corr_stats(const struct ls_corr *c);

@@ -372,3 +372,13 @@ void ls_format_record(FILE *out, const struct ls_hdr *rec, __u64 base_ts, bool j
 	body(out, rec, false);
 	fputc('\n', out);
 }
+
+void ls_fmt_ms(char *buf, size_t len, uint64_t ns)
+{
+	if (ns == LS_NULL)
+		snprintf(buf, len, "-");
+	else if (ns < 10000000ull)
+		snprintf(buf, len, "%.3f", ns / 1e6);
+	else
+		snprintf(buf, len, "%.1f", ns / 1e6);
+}

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "attribute.h" /* LS_NULL */
 #include "requests.h" /* ls_addr_str */
 #include "latsplit/events.h"
 #include "latsplit/capture.h"
@@ -18,5 +19,9 @@ const char *ls_tcp_state_name(__u32 state);
 void ls_format_header(FILE *out, const struct ls_file_hdr *h, bool json);
 /* base_ts: subtracted from ts in text output (0: print absolute). */
 void ls_format_record(FILE *out, const struct ls_hdr *rec, __u64 base_ts, bool json);
+
+/* ns as milliseconds for tables: 3 decimals below 10 ms, else 1; "-" for
+ * LS_NULL. */
+void ls_fmt_ms(char *buf, size_t len, uint64_t ns);
 
 #endif

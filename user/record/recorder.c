@@ -51,12 +51,17 @@ static void stream_drop(struct ls_recorder *r, __u64 id)
 	stream_free(ls_idmap_remove(&r->streams, id));
 }
 
+/* Every record the recording keeps passes here: into the capture (when
+ * one is written) and to the live taps (top, metrics, flight recorder), as
+ * redacted as the file. */
 static void write_record(struct ls_recorder *r, const struct ls_hdr *h)
 {
-	int err = ls_writer_append(r->w, h);
+	int err = r->w ? ls_writer_append(r->w, h) : 0;
 
 	if (err && !r->write_err)
 		r->write_err = err;
+	for (int i = 0; i < r->ntaps; i++)
+		r->taps[i].record(r->taps[i].ctx, h);
 }
 
 bool ls_recorder_proc_info(struct ls_recorder *r, pid_t pid)

@@ -21,9 +21,17 @@
 #define LS_MAX_PIDS 256
 #define LS_MAX_PORTS 64
 
+/* A live consumer of the records a recording keeps. */
+struct ls_tap {
+	void (*record)(void *ctx, const struct ls_hdr *rec);
+	void *ctx;
+};
+
 /* One recording's state. */
 struct ls_recorder {
-	struct ls_writer *w;
+	struct ls_writer *w; /* NULL: no file (latsplit top) */
+	struct ls_tap taps[4];
+	int ntaps;
 	struct ls_bpf *bpf;
 	struct ls_symbolizer *sym;
 	/* (pid, stack id) pairs seen, as a set: key + 1, 0 = empty slot */

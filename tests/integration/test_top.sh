@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# latsplit top, live: against the mock engine, `top -n N` prints snapshots
+# whose window holds the scenario's requests (their path, a split, the
+# verdict), and under tmux the screen redraws in place and q quits, leaving
+# no BPF program of latsplit attached.
+source "$(dirname "$0")/lib.sh"
+require_root top.snapshots top.tmux
+PORT=18431
+"$ENGINE" --port $PORT --bind 127.0.0.1 --token-ms 2 --max-batch 4 --ready-file "$T/ready" \
+  --truth "$T/truth.jsonl" 2>/dev/null &
+EPID=$!
+CLEANUP+=("kill $EPID")
+wait_for_file "$T/ready" 10 || { fail "top.setup: engine did not start"; exit 0; }
+
+"$LS" top -n 9 -i 1 --port $PORT >"$T/top.txt" 2>"$T/top.err" &
+TPID=$!
+CLEANUP+=("kill -INT $TPID")
+sleep 1.5
+"$LOADGEN" --port $PORT -c 4 -d 4 --stream --max-tokens 6 --id-prefix top- -o "$T/lg.jsonl" 2>/dev/null
+wait $TPID
+rc=$?
+n=$(grep -c '^latsplit top:' "$T/top.txt")
+last=$(awk '/^latsplit top:/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$T/top.txt")
+printf '%s' "$last" >"$T/last.txt"
+split=$(sed -n 's/.*split so far \([0-9]*\).*/\1/p' "$T/last.txt")
+sent=$(wc -l <"$T/lg.jsonl")
+info "top: $n snapshots, rc $rc; last: split so far ${split:-?} of $sent sent"
+sed 's/^/    | /' "$T/last.txt" | head -30
+check "top.snapshots: -n 9 printed 9 snapshots and exited 0" [ "$n" -eq 9 -a "$rc" -eq 0 ]
+check "top.requests: the window shows the scenario's requests (split ${split:-0} of $sent, path, verdict)" \
+  bash -c "[[ ${split:-0} -ge $((sent / 2)) && ${split:-0} -le $sent ]] && grep -q '/v1/completions' '$T/last.txt' && grep -q 'verdict: .* dominates' '$T/last.txt'"
+
+# under tmux: a terminal; q quits cleanly
+if ! command -v tmux >/dev/null; then skip "top.tmux: no tmux"; exit 0; fi
+S=latsplit-top-$$
+tmux new-session -d -s $S -x 160 -y 50 "$LS top --port $PORT 2>$T/tmux.err; echo \$? >$T/tmux.rc"
+CLEANUP+=("tmux kill-session -t $S")
+sleep 1
+"$LOADGEN" --port $PORT -c 2 -d 6 --stream --max-tokens 6 2>/dev/null
+tmux capture-pane -p -t $S >"$T/pane.txt"
+tmux send-keys -t $S q
+wait_for_file "$T/tmux.rc" 10
+left=$(bpftool prog show 2>/dev/null | grep -c 'name sched_switch_btf\|name sched_switch_raw' || true)
+info "tmux pane:"; head -12 "$T/pane.txt" | sed 's/^/    | /'
+check "top.tmux: redraws in place (one header on screen), shows requests, q exits 0, no BPF program left (${left})" \
+  bash -c "[[ \$(grep -c '^latsplit top:' '$T/pane.txt') -eq 1 ]] && grep -q '/v1/completions' '$T/pane.txt' && [[ \$(cat '$T/tmux.rc' 2>/dev/null) == 0 && $left -eq 0 ]]"

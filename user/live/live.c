@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Live mode (see live.h). The metrics endpoint is libmicrohttpd's, with its
+ * own thread; the histograms it reads are guarded by one mutex.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "cli.h"
+#include "live.h"
+
+static void live_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
+			 const struct ls_engine_join *j, const struct ls_timeline *tl)
+{
+	struct ls_live *l = ctx;
+
+	(void)tl;
+	pthread_mutex_lock(&l->lock);
+	ls_prom_add(&l->prom, r, s);
+	pthread_mutex_unlock(&l->lock);
+	if (l->keep_recent)
+		ls_top_push(&l->recent, l->a.now, r, s, j);
+	if (l->on_request)
+		l->on_request(l->on_request_ctx, r, s);
+}
+
+int ls_live_init(struct ls_live *l, bool track_all, bool keep_recent, char *err, size_t len)
+{
+	memset(l, 0, sizeof(*l));
+	pthread_mutex_init(&l->lock, NULL);
+	ls_prom_init(&l->prom);
+	l->keep_recent = keep_recent;
+	l->recent.window_ns = 10000000000ull;
+	l->sink = (struct ls_request_sink){live_request, l};
+	if (ls_analysis_begin(&l->a, track_all, NULL, 0, &l->sink, 1, err, len))
+		return -1;
+	l->started = true;
+	return 0;
+}
+
+void ls_live_record(void *ctx, const struct ls_hdr *rec)
+{
+	struct ls_live *l = ctx;
+
+	if (l->started && ls_analysis_push(&l->a, rec))
+		l->started = false; /* out of memory: the capture still holds it all */
+}
+
+void ls_live_tick(struct ls_live *l, uint64_t now, uint64_t drops, uint64_t stacks_lost)
+{
+	if (!l->started)
+		return;
+	ls_analysis_advance(&l->a, now);
+	if (l->keep_recent)
+		ls_top_expire(&l->recent, l->a.now);
+	const struct ls_gpu_summary *g = ls_timeline_gpu_summary(l->a.tl);
+	double span = l->a.now > l->a.first_ts ? (double)(l->a.now - l->a.first_ts) : 0;
+	pthread_mutex_lock(&l->lock);
+	l->prom.drops = drops;
+	l->prom.stacks_lost = stacks_lost;
+	l->prom.in_flight = ls_analysis_in_flight(&l->a);
+	l->prom.gpu_busy_ratio = ls_timeline_has_gpu(l->a.tl) && g->ndev && span > 0
+					 ? g->dev_busy_ns[0] / span
+					 : -1;
+	pthread_mutex_unlock(&l->lock);
+}
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **req_cls)
+{
+	struct ls_live *l = cls;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char *buf = NULL;
+	size_t len = 0;
+	unsigned status = MHD_HTTP_OK;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		static const char no[] = "only GET\n";
+		resp = MHD_create_response_from_buffer(sizeof(no) - 1, (void *)no,
+						       MHD_RESPMEM_PERSISTENT);
+		ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return MHD_NO;
+	if (!strcmp(url, "/metrics")) {
+		pthread_mutex_lock(&l->lock);
+		l->scrapes++;
+		ls_prom_write(f, &l->prom);
+		pthread_mutex_unlock(&l->lock);
+	} else {
+		fprintf(f, "latsplit: metrics are at /metrics\n");
+		status = MHD_HTTP_NOT_FOUND;
+	}
+	fclose(f);
+	resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* "ADDR:PORT", "[ADDR6]:PORT", ":PORT" or "PORT" into a socket address. */
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, char *err, size_t len)
+{
+	char host[128] = "127.0.0.1";
+	const char *colon = strrchr(spec, ':');
+	unsigned long port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (colon && colon - spec > 0) {
+		size_t n = colon - spec;
+		if (n >= sizeof(host))
+			goto bad;
+		memcpy(host, spec, n);
+		host[n] = '\0';
+	}
+	if (!ls_parse_uint(colon ? colon + 1 : spec, 65535, &port) || !port)
+		goto bad;
+	if (host[0] == '[') {
+		struct sockaddr_in6 *a6 = (void *)ss;
+		size_t n = strlen(host);
+		if (n < 3 || host[n - 1] != ']')
+			goto bad;
+		host[n - 1] = '\0';
+		if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
+			goto bad;
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(port);
+		return 0;
+	}
+	struct sockaddr_in *a4 = (void *)ss;
+	if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+		goto bad;
+	a4->sin_family = AF_INET;
+	a4->sin_port = htons(port);
+	return 0;
+bad:
+	snprintf(err, len, "--metrics %s: expected [ADDR:]PORT, e.g. 127.0.0.1:9464 or [::1]:9464",
+		 spec);
+	return -1;
+}
+
+int ls_live_serve(struct ls_live *l, const char *spec, char *err, size_t len)
+{
+	struct sockaddr_storage ss;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+
+	if (parse_listen(spec, &ss, err, len))
+		return -1;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	l->mhd = MHD_start_daemon(flags, ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL,
+				  answer, l, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				  MHD_OPTION_CONNECTION_LIMIT, 16u, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				  MHD_OPTION_END);
+	if (!l->mhd) {
+		snprintf(err, len, "--metrics %s: cannot listen there (in use, or not an address "
+			 "of this host?)", spec);
+		return -1;
+	}
+	return 0;
+}
+
+void ls_live_finish(struct ls_live *l)
+{
+	char err[128];
+
+	if (l->mhd) {
+		MHD_stop_daemon(l->mhd);
+		l->mhd = NULL;
+	}
+	if (l->started) {
+		ls_analysis_end(&l->a, err, sizeof(err));
+		l->started = false;
+	}
+}
+
+void ls_live_free(struct ls_live *l)
+{
+	if (!l->sink.request)
+		return; /* never initialised */
+	ls_live_finish(l);
+	ls_analysis_free(&l->a);
+	ls_top_free(&l->recent);
+	pthread_mutex_destroy(&l->lock);
+}
