@@ -186,7 +186,7 @@ unit: $(UNIT_BINS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
-	@tools/demo.sh
+	@VLLM=$(VLLM) tools/demo.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)

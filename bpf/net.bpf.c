@@ -244,6 +244,68 @@ static __always_inline int handle_destroy(struct sock *sk)
 	return 0;
 }
 
+/* Bytes of a tracked TCP connection leaving for a device. At this layer
+ * skb->data is the link-layer header; the TCP header is at
+ * head + transport_header. Only connections already known (never creates
+ * one: a segment out of an untracked socket costs a map lookup). */
+static __always_inline int handle_xmit(const struct sk_buff *skb)
+{
+	const struct sock *sk = BPF_CORE_READ(skb, sk);
+	const struct tcp_sock *tp = (const void *)sk;
+	struct ls_ev_tcp_xmit *e;
+	struct conn_val *v;
+	unsigned char *head, *data;
+	__u16 thoff;
+	__u8 doff_byte = 0, flags = 0;
+	__u32 seq = 0, len, hdrs;
+	__u64 key = (__u64)sk;
+
+	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	v = bpf_map_lookup_elem(&conns, &key);
+	if (!v)
+		return 0;
+	head = BPF_CORE_READ(skb, head);
+	data = BPF_CORE_READ(skb, data);
+	thoff = BPF_CORE_READ(skb, transport_header);
+	bpf_probe_read_kernel(&doff_byte, 1, head + thoff + 12);
+	bpf_probe_read_kernel(&flags, 1, head + thoff + 13);
+	bpf_probe_read_kernel(&seq, 4, head + thoff + 4);
+	len = BPF_CORE_READ(skb, len);
+	hdrs = (__u32)(head + thoff - data) + (doff_byte >> 4) * 4;
+	len = len > hdrs ? len - hdrs : 0;
+	if (!len && !(flags & 0x01)) /* bare ACKs: nothing delivered */
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_sk(&e->h, LS_EV_TCP_XMIT, sizeof(*e), &e->conn_id, &e->skaddr, v->conn_id, sk);
+	e->seq = bpf_ntohl(seq);
+	e->len = len;
+	e->flags = flags;
+	e->snd_una = BPF_CORE_READ(tp, snd_una);
+	e->snd_wnd = BPF_CORE_READ(tp, snd_wnd);
+	e->snd_cwnd = BPF_CORE_READ(tp, snd_cwnd);
+	e->packets_out = BPF_CORE_READ(tp, packets_out);
+	e->mss_cache = BPF_CORE_READ(tp, mss_cache);
+	e->nodelay = BPF_CORE_READ_BITFIELD_PROBED(tp, nonagle) & 1; /* TCP_NAGLE_OFF */
+	e->pad = 0;
+	submit(e);
+	return 0;
+}
+
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(net_dev_start_xmit_btf, const struct sk_buff *skb, const struct net_device *dev)
+{
+	return handle_xmit(skb);
+}
+
+SEC("raw_tp/net_dev_start_xmit")
+int BPF_PROG(net_dev_start_xmit_raw, const struct sk_buff *skb, const struct net_device *dev)
+{
+	return handle_xmit(skb);
+}
+
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(inet_sock_set_state_btf, const struct sock *sk, int oldstate, int newstate)
 {

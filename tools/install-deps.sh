@@ -12,6 +12,7 @@ PKGS=(
   debootstrap git
   qemu-system-x86 linux-image-amd64 busybox-static cpio procps
   libmicrohttpd-dev prometheus tmux
+  python3-fastapi python3-uvicorn python3-zmq python3-numpy
 )
 
 missing=()

@@ -151,8 +151,7 @@ static void text_slowest(struct text_sink *t, const struct ls_request *r, const 
 		t->nslow--;
 	memmove(t->slow + i + 1, t->slow + i, (t->nslow - i) * sizeof(*t->slow));
 	t->slow[i].r = *r;
-	t->slow[i].r.blocked = NULL; /* owned by the analysis */
-	t->slow[i].r.nblocked = t->slow[i].r.capblocked = 0;
+	ls_request_detach(&t->slow[i].r); /* owned by the analysis */
 	t->slow[i].s = *s;
 	t->slow[i].key = key;
 	t->nslow++;

@@ -49,6 +49,7 @@ enum ls_type {
 	LS_EV_GPU_STATS = 18,
 	LS_EV_SAMPLE = 19,
 	LS_EV_CONN_ADOPT = 20,
+	LS_EV_TCP_XMIT = 21,
 	LS_EV_KERNEL_MAX,
 
 	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
@@ -265,6 +266,28 @@ struct ls_ev_conn_adopt {
 	__u32 copied_seq;
 	__u32 rcv_nxt;
 	__u32 fd; /* ~0: met in softirq (LS_ADOPT_TCP) */
+};
+
+/* Bytes of a tracked connection handed to a device (net:net_dev_start_xmit,
+ * one record per skb: a TSO/GSO burst is one). The last transmission of a
+ * response byte, plus half the connection's RTT, is when the client had it
+ * (T_dlv; DESIGN.md §6). The send state tells why bytes waited before it:
+ * Nagle (a small segment while data was in flight), cwnd, rwnd. A new type:
+ * older captures simply have none (ABI 4 unchanged). */
+struct ls_ev_tcp_xmit {
+	struct ls_hdr h;
+	__u64 conn_id;
+	__u64 skaddr;
+	__u32 seq;       /* the first payload byte's sequence number */
+	__u32 len;       /* payload bytes (0: a bare FIN) */
+	__u32 snd_una;   /* first byte not acknowledged yet */
+	__u32 snd_wnd;   /* the peer's receive window */
+	__u32 snd_cwnd;  /* congestion window, segments */
+	__u32 packets_out;
+	__u32 mss_cache;
+	__u8 flags;      /* TCP flags of the segment */
+	__u8 nodelay;    /* TCP_NODELAY (or cork off) on the socket */
+	__u16 pad;
 };
 
 /* close(fd) of a tracked connection by the app. */

@@ -36,15 +36,16 @@
 static const char *const comp_names[LS_C_N] = {"network", "queueing", "transfer",
 					       "compute", "host",     "other"};
 static const char *const sub_names[LS_S_N] = {
-	"network.upload",  "network.send_blocked", "network.drain",  "queueing.socket",
-	"queueing.engine", "queueing.cpu",         "compute.kernel", "compute.comm",
-	"transfer.h2d",    "transfer.d2h",         "transfer.other",
+	"network.upload",  "network.send_blocked", "network.wire",   "network.drain",
+	"queueing.socket", "queueing.engine",      "queueing.cpu",   "compute.kernel",
+	"compute.comm",    "transfer.h2d",         "transfer.d2h",   "transfer.other",
 };
 
 /* The one sub-part -> component map (report, flame and verdict ask here). */
 static const int sub_comp[LS_S_N] = {
 	[LS_S_NET_UPLOAD] = LS_C_NETWORK,       [LS_S_NET_SEND_BLOCKED] = LS_C_NETWORK,
-	[LS_S_NET_DRAIN] = LS_C_NETWORK,        [LS_S_Q_SOCKET] = LS_C_QUEUEING,
+	[LS_S_NET_WIRE] = LS_C_NETWORK,         [LS_S_NET_DRAIN] = LS_C_NETWORK,
+	[LS_S_Q_SOCKET] = LS_C_QUEUEING,
 	[LS_S_Q_ENGINE] = LS_C_QUEUEING,        [LS_S_Q_CPU] = LS_C_QUEUEING,
 	[LS_S_COMPUTE_KERNEL] = LS_C_COMPUTE,   [LS_S_COMPUTE_COMM] = LS_C_COMPUTE,
 	[LS_S_TRANSFER_H2D] = LS_C_TRANSFER,    [LS_S_TRANSFER_D2H] = LS_C_TRANSFER,
@@ -288,8 +289,12 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 	/* A partial request began before the capture: its split is unknown. */
 	bool whole = r->outcome != LS_REQ_PARTIAL;
 
+	/* The client's view (DESIGN.md §6): the total ends at delivery, the
+	 * TTFT at the first token's delivery, when transmissions were seen;
+	 * else at the ACK and at the write, as before. */
+	uint64_t end = r->t_dlv ? r->t_dlv : r->t_end, first_end = r->t_first_dlv ? r->t_first_dlv : r->t_first;
 	if (whole && r->t_start && r->t_end && r->t_read && r->t_out) {
-		set_marks(r, r->t_end, r->t_out, sched_mark, queued_mark, &m);
+		set_marks(r, end, r->t_out, sched_mark, queued_mark, &m);
 		s->t_queued = queued_mark && sched_mark ? m.queued : 0;
 		s->frontend = s->t_queued ? m.queued - m.read : LS_NULL;
 		s->t_sched = sched_mark ? m.sched : 0;
@@ -298,15 +303,20 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 			     emit_ttft ? NULL : emit);
 		if (!r->t_in)
 			s->sub[LS_S_NET_UPLOAD] = LS_NULL;
+		/* the first token's wire time is inside the served window here */
+		s->sub[LS_S_NET_WIRE] = r->t_dlv ? 0 : LS_NULL;
 		components(s->sub, host, other, s->comp);
 	}
 	if (whole && r->t_start && r->t_first && r->t_read) {
-		set_marks(r, r->t_first, r->t_first, sched_mark, queued_mark, &mf);
+		set_marks(r, first_end, r->t_first, sched_mark, queued_mark, &mf);
 		s->ttft = mf.end - mf.start;
 		split_window(&mf, layers, sched_mark != 0, s->ttft_sub, &host, &other,
 			     emit_ttft ? emit : NULL);
 		if (!r->t_in)
 			s->ttft_sub[LS_S_NET_UPLOAD] = LS_NULL;
+		/* [T_first, T_first_dlv]: the first token on the wire */
+		s->ttft_sub[LS_S_NET_WIRE] = r->t_first_dlv ? s->ttft_sub[LS_S_NET_DRAIN] : LS_NULL;
+		s->ttft_sub[LS_S_NET_DRAIN] = r->t_first_dlv ? 0 : s->ttft_sub[LS_S_NET_DRAIN];
 		components(s->ttft_sub, host, other, s->ttft_comp);
 	}
 	/* What the capture cannot tell stays null, and is named. */
@@ -325,8 +335,10 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		}
 		if (!sched_mark)
 			sub[LS_S_Q_ENGINE] = LS_NULL;
+		/* network.wire without transmission records: the window simply
+		 * ends at the write; no time went elsewhere */
 		for (int k = 0; k < LS_S_N; k++)
-			if (sub[k] == LS_NULL)
+			if (sub[k] == LS_NULL && k != LS_S_NET_WIRE)
 				unobserved |= 1u << k;
 		components(sub, comp[LS_C_HOST], comp[LS_C_OTHER], comp);
 		if (!pass)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The latency split of DESIGN.md §6: components and sub-parts of a request's
- * [T_start, T_end] and of its [T_start, T_first]. A value the capture's
+ * [T_start, T_dlv] and of its [T_start, T_first_dlv] (T_ack and T_first
+ * where the capture has no transmission records). A value the capture's
  * sources cannot give is LS_NULL (printed as null), never 0.
  */
 #ifndef LATSPLIT_USER_ATTRIBUTE_H
@@ -16,7 +17,7 @@
 enum ls_comp { LS_C_NETWORK, LS_C_QUEUEING, LS_C_TRANSFER, LS_C_COMPUTE, LS_C_HOST, LS_C_OTHER, LS_C_N };
 
 enum ls_sub {
-	LS_S_NET_UPLOAD, LS_S_NET_SEND_BLOCKED, LS_S_NET_DRAIN,
+	LS_S_NET_UPLOAD, LS_S_NET_SEND_BLOCKED, LS_S_NET_WIRE, LS_S_NET_DRAIN,
 	LS_S_Q_SOCKET, LS_S_Q_ENGINE, LS_S_Q_CPU,
 	LS_S_COMPUTE_KERNEL, LS_S_COMPUTE_COMM,
 	LS_S_TRANSFER_H2D, LS_S_TRANSFER_D2H, LS_S_TRANSFER_OTHER,

@@ -48,6 +48,7 @@ static const struct {
 	[LS_EV_GPU_STATS] = {"gpu_stats", sizeof(struct ls_ev_gpu_stats)},
 	[LS_EV_SAMPLE] = {"sample", sizeof(struct ls_ev_sample)},
 	[LS_EV_CONN_ADOPT] = {"conn_adopt", sizeof(struct ls_ev_conn_adopt)},
+	[LS_EV_TCP_XMIT] = {"tcp_xmit", sizeof(struct ls_ev_tcp_xmit)},
 	[LS_REC_STACK] = {"stack", sizeof(struct ls_rec_stack)},
 	[LS_REC_SYM] = {"sym", sizeof(struct ls_rec_sym)},
 	[LS_REC_MAPPING] = {"mapping", sizeof(struct ls_rec_mapping)},
@@ -96,6 +97,7 @@ static const struct {
 	{LS_SRC_GPU_UPROBE, "libcuda_uprobes"},
 	{LS_SRC_SAMPLES, "cpu_samples"},
 	{LS_SRC_OFFCPU, "offcpu_stacks"},
+	{LS_SRC_TCP_XMIT, "tcp_xmit"},
 	{LS_SRC_ATTACH_TP_BTF, "via:tp_btf"},
 };
 

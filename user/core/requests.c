@@ -56,6 +56,14 @@ struct srtt_sample {
 	uint32_t us;
 };
 
+/* A transmission of stream bytes [b, e) (tcp_xmit), with why it may have
+ * waited (see hold_cause). */
+struct xmit {
+	uint64_t ts, b, e;
+	bool small_nagle; /* shorter than a segment, TCP_NODELAY off */
+	bool rwnd;        /* the peer's window could not take it all */
+};
+
 struct retrans {
 	uint64_t ts;
 	uint32_t seq;
@@ -87,6 +95,9 @@ struct conn {
 
 	struct srtt_sample *srtt;
 	size_t nsrtt, capsrtt;
+	uint32_t srtt_floor; /* the smallest srtt seen: the RTT without queueing */
+	struct xmit *xm;
+	size_t nxm, capxm;
 	struct retrans *rtx;
 	size_t nrtx, caprtx;
 
@@ -143,8 +154,22 @@ void ls_addr_str(const __u8 addr[16], __u16 port, char *buf, size_t len)
 void ls_request_release(struct ls_request *r)
 {
 	free(r->blocked);
+	free(r->tok);
+	ls_request_detach(r);
+}
+
+void ls_request_detach(struct ls_request *r)
+{
 	r->blocked = NULL;
 	r->nblocked = r->capblocked = 0;
+	r->tok = NULL;
+	r->ntok = r->captok = 0;
+}
+
+const char *ls_hold_name(int h)
+{
+	static const char *const names[LS_HOLD_N] = {"nagle", "cwnd", "rwnd", "retrans"};
+	return h >= 0 && h < LS_HOLD_N ? names[h] : "?";
 }
 
 /* The app slept `ns` inside a write that returned at `end`. */
@@ -351,6 +376,7 @@ static void tx_body_start(void *ctx)
 	if (r && !r->streaming && !r->t_first) {
 		r->t_first = cn->io_ts;
 		r->first_tid = cn->io_tid;
+		r->first_end = cn->tx->pos + 1;
 	}
 }
 
@@ -364,6 +390,13 @@ static void tx_event(void *ctx, bool done)
 	if (!r->tokens && r->streaming) {
 		r->t_first = cn->io_ts;
 		r->first_tid = cn->io_tid;
+		r->first_end = cn->tx->pos;
+	}
+	if (r->streaming) { /* for the wire delay of each token */
+		GROW(r->tok, r->ntok, r->captok);
+		r->tok[r->ntok][0] = cn->io_ts;
+		r->tok[r->ntok][1] = cn->tx->pos;
+		r->ntok++;
 	}
 	if (r->last_token_ts && cn->io_ts - r->last_token_ts > r->max_gap_ns) {
 		r->max_gap_ns = cn->io_ts - r->last_token_ts;
@@ -475,10 +508,28 @@ static void on_adopt(struct ls_corr *c, const struct ls_ev_conn_adopt *e)
 	}
 }
 
+/* Bytes of the response stream handed to the device. */
+static void on_xmit(struct conn *cn, const struct ls_ev_tcp_xmit *e)
+{
+	uint64_t b;
+
+	if (!cn->have_seq || !e->len)
+		return;
+	b = unwrap(e->seq, cn->iss1, cn->acked);
+	GROW(cn->xm, cn->nxm, cn->capxm);
+	cn->xm[cn->nxm++] = (struct xmit){
+		.ts = e->h.ts, .b = b, .e = b + e->len,
+		.small_nagle = !e->nodelay && e->mss_cache && e->len < e->mss_cache,
+		/* the window the peer offered, from the first unacknowledged byte */
+		.rwnd = (uint32_t)(e->seq + e->len - e->snd_una) > e->snd_wnd};
+}
+
 static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
 {
 	GROW(cn->srtt, cn->nsrtt, cn->capsrtt);
 	cn->srtt[cn->nsrtt++] = (struct srtt_sample){e->h.ts, e->srtt_us};
+	if (e->srtt_us && (!cn->srtt_floor || e->srtt_us < cn->srtt_floor))
+		cn->srtt_floor = e->srtt_us;
 	if (!cn->have_seq)
 		return;
 	if (e->flags & 0x10) { /* ACK */
@@ -685,6 +736,106 @@ static void attribute_retransmits(struct ls_corr *c, struct conn *cn)
 	}
 }
 
+/* Delivery (DESIGN.md §6): the client had byte `off` when its last
+ * transmission arrived, estimated as that transmission plus half the
+ * connection's smallest smoothed RTT (the path's one-way delay with the
+ * least queueing), and never later than the ACK covering it (`ack`, 0:
+ * none). Error: the one-way delay's deviation from half that RTT (path
+ * asymmetry, queueing at that instant): at most the srtt spread, usually
+ * well under a millisecond on a LAN; on loopback RTT/2 is microseconds.
+ * first_tx (optional): the first transmission of the byte at or after
+ * `since`. 0: no transmission record covers it. */
+static uint64_t delivered(const struct conn *cn, uint64_t off, uint64_t since, uint64_t ack,
+			  uint64_t *first_tx, size_t *first_i)
+{
+	uint64_t last = 0, first = 0;
+	size_t fi = 0;
+
+	for (size_t i = 0; i < cn->nxm; i++) {
+		const struct xmit *x = &cn->xm[i];
+		if (x->b > off || x->e <= off)
+			continue;
+		if (x->ts > last)
+			last = x->ts;
+		/* sent inside the write syscall: before the write's exit */
+		if (!first || x->ts < first) {
+			first = x->ts;
+			fi = i;
+		}
+	}
+	(void)since;
+	if (!last)
+		return 0;
+	if (first_tx)
+		*first_tx = first;
+	if (first_i)
+		*first_i = fi;
+	uint64_t d = last + (uint64_t)cn->srtt_floor * 500; /* half the RTT, us -> ns */
+	return ack && ack < d ? (ack > last ? ack : last) : d;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+#define HOLD_NS 1000000ull /* a token that waited 1 ms or more to be sent */
+
+/* T_first_dlv, T_dlv, and each token's wire delay (write to delivery) with
+ * why it was held: a first transmission 1 ms or more after the write is a
+ * hold, by Nagle when that segment was short with TCP_NODELAY off, else by
+ * the receiver's window when it could not take the bytes, else by the
+ * congestion window; a token sent again was held by a loss. */
+static void delivery(struct conn *cn, struct ls_request *r)
+{
+	uint64_t *w;
+	uint32_t n = 0;
+
+	if (!cn->nxm)
+		return;
+	if (r->out_end && r->t_end)
+		r->t_dlv = delivered(cn, r->out_end - 1, r->t_out, r->t_end, NULL, NULL);
+	if (r->first_end && r->t_first) {
+		uint64_t ack = time_past(&cn->acks, r->first_end - 1);
+		r->t_first_dlv = delivered(cn, r->first_end - 1, r->t_first, ack, NULL, NULL);
+		if (r->t_first_dlv && r->t_first_dlv < r->t_first)
+			r->t_first_dlv = r->t_first; /* sent inside the write: delivered after its exit */
+	}
+	if (!r->ntok || !(w = malloc(r->ntok * sizeof(*w))))
+		return;
+	for (uint32_t i = 0; i < r->ntok; i++) {
+		uint64_t ts = r->tok[i][0], off = r->tok[i][1], first = 0, ack, d;
+		size_t fi = 0;
+		if (!off)
+			continue;
+		ack = time_past(&cn->acks, off - 1);
+		d = delivered(cn, off - 1, ts, ack, &first, &fi);
+		if (!d)
+			continue;
+		w[n++] = d > ts ? d - ts : 0;
+		if (i == 0)
+			r->wire_first_ns = w[n - 1];
+		uint64_t last_tx = 0;
+		for (size_t k = 0; k < cn->nxm; k++)
+			if (cn->xm[k].b <= off - 1 && cn->xm[k].e > off - 1 && cn->xm[k].ts > last_tx)
+				last_tx = cn->xm[k].ts;
+		if (last_tx > first)
+			r->holds[LS_HOLD_RETRANS]++;
+		else if (first > ts && first - ts >= HOLD_NS)
+			r->holds[cn->xm[fi].small_nagle ? LS_HOLD_NAGLE
+				  : cn->xm[fi].rwnd     ? LS_HOLD_RWND
+							: LS_HOLD_CWND]++;
+	}
+	if (n) {
+		qsort(w, n, sizeof(*w), cmp_u64);
+		r->have_wire = true;
+		r->wire_p50_ns = w[n / 2];
+		r->wire_max_ns = w[n - 1];
+	}
+	free(w);
+}
+
 static void finish_request(struct conn *cn, struct ls_request *r, bool capture_end)
 {
 	if (cn->have_seq) {
@@ -728,6 +879,19 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 	}
 	r->resets = cn->resets;
 	srtt_stats(cn, r);
+	if (cn->have_seq)
+		delivery(cn, r);
+}
+
+/* Drops transmissions of bytes before `upto` (no later response has them). */
+static void trim_xmits(struct conn *cn, uint64_t upto)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < cn->nxm; i++)
+		if (cn->xm[i].e > upto)
+			cn->xm[k++] = cn->xm[i];
+	cn->nxm = k;
 }
 
 /* Hands the first k requests of a connection over, and frees them. */
@@ -801,6 +965,7 @@ static void emit_first(struct ls_corr *c, struct conn *cn, size_t k)
 	 * samples come later (one sample before stays, srtt_stats' fallback) */
 	trim_points(&cn->arrivals, in_end);
 	trim_points(&cn->acks, out_end);
+	trim_xmits(cn, out_end);
 	size_t s = 0;
 	while (s + 1 < cn->nsrtt && cn->srtt[s + 1].ts < t0)
 		s++;
@@ -849,6 +1014,7 @@ static void finish_conn(struct ls_corr *c, struct conn *cn, bool capture_end)
 	free(cn->reqs);
 	free(cn->arrivals.v);
 	free(cn->acks.v);
+	free(cn->xm);
 	free(cn->srtt);
 	free(cn->rtx);
 	free(cn->rx);
@@ -896,6 +1062,11 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec)
 	case LS_EV_CONN_ADOPT:
 		on_adopt(c, (const void *)rec);
 		break;
+	case LS_EV_TCP_XMIT:
+		cn = conn_get(c, ((const struct ls_ev_tcp_xmit *)rec)->conn_id);
+		if (cn)
+			on_xmit(cn, (const void *)rec);
+		break;
 	case LS_EV_SOCK_IO:
 		cn = conn_get(c, ((const struct ls_ev_sock_io *)rec)->conn_id);
 		if (cn) {
@@ -925,11 +1096,13 @@ static uint64_t conn_horizon(struct conn *cn)
 	uint64_t h = 0;
 
 	if (cn->opaque && !cn->nreqs) {
-		cn->arrivals.n = cn->acks.n = 0; /* no request will ever read them */
+		cn->arrivals.n = cn->acks.n = cn->nxm = 0; /* no request will ever read them */
 	} else if (!cn->nreqs && cn->rx && !ls_http_in_message(cn->rx)) {
 		trim_points(&cn->arrivals, cn->rx->pos ? cn->rx->pos - 1 : 0);
-		if (cn->tx && !ls_http_in_message(cn->tx))
+		if (cn->tx && !ls_http_in_message(cn->tx)) {
 			trim_points(&cn->acks, cn->tx->pos ? cn->tx->pos - 1 : 0);
+			trim_xmits(cn, cn->tx->pos);
+		}
 	}
 	if (cn->arrivals.n)
 		h = cn->arrivals.v[0].ts;

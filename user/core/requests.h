@@ -47,8 +47,11 @@ struct ls_request {
 	bool streaming;
 	bool partial; /* its start was before the capture (see LS_REQ_PARTIAL) */
 
-	/* marks, CLOCK_MONOTONIC ns; 0 = not observed */
+	/* marks, CLOCK_MONOTONIC ns; 0 = not observed. t_end is T_ack, the
+	 * ACK of the last byte; t_dlv and t_first_dlv (DESIGN.md §6) need
+	 * transmission records (tcp_xmit) and are 0 without them. */
 	uint64_t t_start, t_in, t_read, t_first, t_out, t_end;
+	uint64_t t_first_dlv, t_dlv;
 
 	uint64_t bytes_in, bytes_out;
 	uint32_t tokens;
@@ -65,11 +68,26 @@ struct ls_request {
 	uint32_t nblocked, capblocked;
 	uint64_t gap_b, gap_e; /* the largest gap between token writes */
 	uint32_t first_tid;    /* the thread that wrote the first token */
+	/* token writes: when each returned, and the stream offset its bytes
+	 * end at (owned; freed by ls_request_release) */
+	uint64_t (*tok)[2];
+	uint32_t ntok, captok;
+	uint64_t first_end; /* stream offset just past the first token */
+	/* wire delay per token, write to delivery estimate (with tcp_xmit) */
+	bool have_wire;
+	uint64_t wire_first_ns, wire_p50_ns, wire_max_ns;
+	uint32_t holds[4]; /* tokens held: enum ls_hold */
 
 	/* stream offsets (internal; kept for tests and debugging) */
 	uint64_t in_begin, in_end, out_begin, out_end;
 	uint64_t last_token_ts;
 };
+
+/* Why bytes written waited before their first transmission (or were sent
+ * again): Nagle (a small segment held while data was unacknowledged and
+ * TCP_NODELAY off), the congestion window, the receiver's window, a loss. */
+enum ls_hold { LS_HOLD_NAGLE, LS_HOLD_CWND, LS_HOLD_RWND, LS_HOLD_RETRANS, LS_HOLD_N };
+const char *ls_hold_name(int h);
 
 struct ls_corr_stats {
 	uint64_t conns, conns_http, conns_opaque;
@@ -100,5 +118,7 @@ const char *ls_outcome_name(enum ls_outcome o);
 /* "ip:port" ([ip]:port for IPv6) of a tuple address (IPv4-mapped shown as IPv4). */
 void ls_addr_str(const __u8 addr[16], __u16 port, char *buf, size_t len);
 void ls_request_release(struct ls_request *r);
+/* Forgets what r owns, for a copy that must not free it. */
+void ls_request_detach(struct ls_request *r);
 
 #endif

@@ -35,6 +35,9 @@ const char *ls_verdict_remedy(int p)
 	case LS_S_NET_UPLOAD:
 		return "requests take long to arrive: long prompts over a slow or lossy uplink; "
 		       "compress request bodies, move clients closer, check loss toward the server";
+	case LS_S_NET_WIRE:
+		return "tokens wait to leave or to cross the network: set TCP_NODELAY on the server's "
+		       "sockets if Nagle holds them (see wire.holds), else check loss and the path";
 	case LS_S_NET_SEND_BLOCKED:
 	case LS_S_NET_DRAIN:
 		return "responses wait on the network: loss and RTT toward the clients (see per "
@@ -123,6 +126,7 @@ void ls_verdict_acc_add(struct ls_verdict_acc *a, const struct ls_request *r,
 			const struct ls_split *s, const struct ls_engine_join *j)
 {
 	a->n++;
+	a->nagle += r->holds[LS_HOLD_NAGLE] > 0;
 	if (r->outcome == LS_REQ_ABORTED || r->outcome == LS_REQ_RESET)
 		a->aborted++;
 	a->retrans += r->retransmits;
@@ -195,6 +199,7 @@ void ls_verdict_from_acc(struct ls_verdict_acc *a, bool ttft, bool have_gpu, boo
 	v->have_sched = have_sched;
 	v->best = -1;
 	v->aborted = a->aborted;
+	v->nagle = a->nagle;
 	v->retrans = a->retrans;
 	v->joined = a->joined;
 	v->preempted = a->preempted;

@@ -25,6 +25,7 @@
 struct ls_verdict {
 	bool ttft, have_engine, have_gpu, have_sched;
 	size_t n, judged, aborted, preempted, joined, nbatch;
+	size_t nagle; /* requests with a token held by Nagle */
 	double whole, part[LS_VERDICT_PARTS], comp[LS_C_N];
 	unsigned long long retrans;
 	double batch_mean, rho; /* rho: prompt size vs TTFT, NAN when meaningless */
@@ -42,7 +43,7 @@ struct ls_tick {
  * peak concurrency sweeps request starts and ends in time order: ticks
  * before a horizon no later request can start at are swept as it moves). */
 struct ls_verdict_acc {
-	size_t n, aborted, preempted, joined, nbatch;
+	size_t n, aborted, preempted, joined, nbatch, nagle;
 	unsigned long long retrans;
 	uint64_t batch_sum;
 	uint32_t batch_max;

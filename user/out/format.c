@@ -225,6 +225,17 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		   e->copied_seq, e->rcv_nxt);
 		break;
 	}
+	case LS_EV_TCP_XMIT: {
+		const struct ls_ev_tcp_xmit *e = (const void *)rec;
+		KV(",\"conn\":%llu,\"seq\":%u,\"len\":%u,\"flags\":%u,\"snd_una\":%u,"
+		   "\"snd_wnd\":%u,\"snd_cwnd\":%u,\"packets_out\":%u,\"mss\":%u,\"nodelay\":%s",
+		   "conn=%llu seq=%u len=%u flags=0x%02x snd_una=%u snd_wnd=%u cwnd=%u "
+		   "packets_out=%u mss=%u%s",
+		   (unsigned long long)e->conn_id, e->seq, e->len, e->flags, e->snd_una, e->snd_wnd,
+		   e->snd_cwnd, e->packets_out, e->mss_cache, e->nodelay ? (json ? "true" : " nodelay")
+									   : (json ? "false" : ""));
+		break;
+	}
 	case LS_EV_SOCK_CLOSE: {
 		const struct ls_ev_sock_close *e = (const void *)rec;
 		KV(",\"conn\":%llu,\"fd\":%u", "conn=%llu fd=%u", (unsigned long long)e->conn_id,

@@ -45,7 +45,10 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 	ls_json_kv_u64(out, "t_sched", mark(s.t_sched), true);
 	ls_json_kv_u64(out, "t_first", mark(r->t_first), true);
 	ls_json_kv_u64(out, "t_out", mark(r->t_out), true);
-	ls_json_kv_u64(out, "t_end", mark(r->t_end), false);
+	ls_json_kv_u64(out, "t_end", mark(r->t_end), true);
+	ls_json_kv_u64(out, "t_first_dlv", mark(r->t_first_dlv), true);
+	ls_json_kv_u64(out, "t_dlv", mark(r->t_dlv), true);
+	ls_json_kv_u64(out, "t_ack", mark(r->t_end), false);
 	fprintf(out, "},\"components\":{");
 	for (int c = 0; c < LS_C_N; c++)
 		ls_json_kv_u64(out, ls_comp_name(c), s.comp[c], c + 1 < LS_C_N);
@@ -57,6 +60,19 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 		ls_json_kv_u64(out, ls_sub_name(k), s.sub[k], k + 1 < LS_S_N);
 	fprintf(out, "},");
 	ls_json_kv_u64(out, "frontend_ns", s.frontend, true);
+	/* the client had the last byte at T_dlv; its ACK came this much later */
+	ls_json_kv_u64(out, "ack_delay_ns",
+		       r->t_dlv && r->t_end >= r->t_dlv ? r->t_end - r->t_dlv : LS_NULL, true);
+	if (r->have_wire) {
+		fprintf(out, "\"wire\":{\"first_ns\":%llu,\"p50_ns\":%llu,\"max_ns\":%llu,\"holds\":{",
+			(unsigned long long)r->wire_first_ns, (unsigned long long)r->wire_p50_ns,
+			(unsigned long long)r->wire_max_ns);
+		for (int h = 0; h < LS_HOLD_N; h++)
+			fprintf(out, "%s\"%s\":%u", h ? "," : "", ls_hold_name(h), r->holds[h]);
+		fprintf(out, "}},");
+	} else {
+		fprintf(out, "\"wire\":null,");
+	}
 	fprintf(out, "\"unobserved\":[");
 	for (int k = 0, first = 1; k < LS_S_N; k++)
 		if (s.unobserved & 1u << k) {

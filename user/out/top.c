@@ -26,8 +26,7 @@ void ls_top_push(struct ls_top_window *w, uint64_t now, const struct ls_request 
 	e = &w->v[(w->head + w->n++) % LS_TOP_MAX];
 	e->t_done = now;
 	e->r = *r;
-	e->r.blocked = NULL;
-	e->r.nblocked = e->r.capblocked = 0;
+	ls_request_detach(&e->r);
 	e->s = *s;
 	e->j = j ? *j : (struct ls_engine_join){0};
 }

@@ -29,6 +29,13 @@ void ls_verdict_print(FILE *out, const struct ls_verdict *v)
 		100 * comp[LS_C_NETWORK] / whole, 100 * part[LS_S_NET_UPLOAD] / whole,
 		100 * part[LS_S_NET_SEND_BLOCKED] / whole, 100 * part[LS_S_NET_DRAIN] / whole,
 		(unsigned long long)v->retrans);
+	if (part[LS_S_NET_WIRE] > 0)
+		fprintf(out, "               first token on the wire (network.wire) %.1f%%\n",
+			100 * part[LS_S_NET_WIRE] / whole);
+	if (v->nagle)
+		fprintf(out, "  nagle:       %zu of %zu requests had a token held by Nagle (a small "
+			     "write waiting for an ACK): set TCP_NODELAY on the server's sockets\n",
+			v->nagle, v->n);
 	fprintf(out, "  engine:      queueing.engine %.1f%%, compute %.1f%%, transfer %.1f%%",
 		100 * part[LS_S_Q_ENGINE] / whole, 100 * comp[LS_C_COMPUTE] / whole,
 		100 * comp[LS_C_TRANSFER] / whole);
@@ -82,8 +89,8 @@ void ls_verdict_json(FILE *out, const struct ls_verdict *v)
 	else
 		fprintf(out, "\"prompt_ttft_correlation\":%.4f,", v->rho);
 	fprintf(out, "\"aborted\":%zu,\"preempted\":%zu,\"batch_mean\":%.2f,\"batch_max\":%u,"
-		     "\"missing\":[",
-		v->aborted, v->preempted, v->batch_mean, v->batch_max);
+		     "\"nagle_held_requests\":%zu,\"missing\":[",
+		v->aborted, v->preempted, v->batch_mean, v->batch_max, v->nagle);
 	const char *missing[3] = {v->have_engine ? NULL : "engine", v->have_gpu ? NULL : "gpu",
 				  v->have_sched ? NULL : "sched"};
 	for (int i = 0, first = 1; i < 3; i++)

@@ -84,6 +84,7 @@ static void table(struct ls_bpf *b)
 	t[b->ntps++] = TP(b->net, tcp_send_reset, LS_SRC_TCP_RESET, false);
 	t[b->ntps++] = TP(b->net, tcp_receive_reset, LS_SRC_TCP_RESET, false);
 	t[b->ntps++] = TP(b->net, tcp_destroy_sock, LS_SRC_TCP_DESTROY, false);
+	t[b->ntps++] = TP(b->net, net_dev_start_xmit, LS_SRC_TCP_XMIT, false);
 }
 
 /* Sets a `const volatile` variable of obj's .rodata by name, from its BTF.

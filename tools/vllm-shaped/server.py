@@ -1,0 +1,178 @@
+"""A vLLM-shaped test engine: the API server process (FastAPI on uvicorn,
+asyncio, one event loop under the GIL) and, started by it, an engine-core
+process (core.py) reached over ZMQ, as vLLM V1 splits AsyncLLM and
+EngineCore. POST /v1/completions (OpenAI-style JSON; "stream": true gives
+SSE) is parsed and "tokenized" here (real CPU work under the GIL), handed to
+the core, and its tokens are streamed back as they come.
+
+Ground truth (--truth FILE, JSON lines, CLOCK_MONOTONIC ns): per request
+from this process {"side":"api", x_request_id, http_read (uvicorn's
+data_received of the request's last bytes), api_entry (handler entry),
+sent_to_core}, and from the core {core_recv, scheduled, first_token,
+finished}. Test tooling only: Debian's python3-fastapi, -uvicorn, -zmq,
+-numpy.
+
+  /usr/bin/python3 tools/vllm-shaped/server.py --port 8000 [--truth T.jsonl]
+      [--max-running 4] [--step-us 3000] [--tokenize-us-per-byte 0.5]
+      [--ready-file F] [--no-engine-events]
+"""
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import uvicorn
+import zmq
+import zmq.asyncio
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--port", type=int, default=8000)
+ap.add_argument("--host", default="127.0.0.1")
+ap.add_argument("--truth")
+ap.add_argument("--ready-file")
+ap.add_argument("--max-running", type=int, default=4)
+ap.add_argument("--step-us", type=int, default=3000)
+ap.add_argument("--prefill-us-per-token", type=float, default=20.0)
+ap.add_argument("--tokenize-us-per-byte", type=float, default=0.5)
+ap.add_argument("--no-engine-events", action="store_true")
+args = ap.parse_args()
+
+# When the request's bytes were handed to the protocol: uvicorn's
+# data_received, stamped per connection (the truth's http_read).
+READ_AT = {}
+
+
+def _stamp(cls):
+    orig = cls.data_received
+
+    def data_received(self, data):
+        peer = self.transport.get_extra_info("peername")
+        READ_AT[peer[:2] if peer else None] = time.monotonic_ns()
+        return orig(self, data)
+
+    cls.data_received = data_received
+
+
+for modname in ("h11_impl", "httptools_impl"):
+    try:
+        mod = __import__("uvicorn.protocols.http." + modname, fromlist=["x"])
+        _stamp(getattr(mod, "H11Protocol" if modname == "h11_impl" else "HttpToolsProtocol"))
+    except Exception:
+        pass
+
+sockdir = tempfile.mkdtemp(prefix="vllm-shaped-")
+IN_ADDR, OUT_ADDR = f"ipc://{sockdir}/in", f"ipc://{sockdir}/out"
+truth = open(args.truth, "a", buffering=1) if args.truth else None
+zctx = zmq.asyncio.Context()
+to_core = zctx.socket(zmq.PUSH)
+from_core = zctx.socket(zmq.PULL)
+from_core.bind(OUT_ADDR)
+streams = {}  # x_request_id -> asyncio.Queue of (index, last)
+core = None
+app = FastAPI()
+
+
+async def pump():
+    while True:
+        msg = await from_core.recv_json()
+        q = streams.get(msg["xrid"])
+        if q:
+            q.put_nowait(msg)
+
+
+@app.on_event("startup")
+async def startup():
+    global core
+    cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "core.py"),
+           "--in-addr", IN_ADDR, "--out-addr", OUT_ADDR, "--max-running", str(args.max_running),
+           "--step-us", str(args.step_us), "--prefill-us-per-token", str(args.prefill_us_per_token)]
+    if args.truth:
+        cmd += ["--truth", args.truth]
+    if args.no_engine_events:
+        cmd.append("--no-engine-events")
+    core = subprocess.Popen(cmd)
+    to_core.connect(IN_ADDR)
+    asyncio.get_running_loop().create_task(pump())
+    if args.ready_file:
+        open(args.ready_file, "w").close()
+
+
+@app.on_event("shutdown")
+async def shutdown():
+    try:
+        await to_core.send_json({"op": "stop"})
+    except Exception:
+        pass
+    if core:
+        try:
+            core.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            core.kill()
+
+
+def tokenize(prompt):
+    # real CPU work under the GIL, as a tokenizer's
+    n = int(len(prompt) * args.tokenize_us_per_byte * 4)
+    h = 0
+    for i in range(n):
+        h = (h * 31 + i) & 0xFFFFFFFF
+    return max(1, len(prompt) // 4)
+
+
+_seq = 0
+
+
+@app.post("/v1/completions")
+async def completions(request: Request):
+    global _seq
+    entry = time.monotonic_ns()
+    client = request.client
+    http_read = READ_AT.get((client.host, client.port) if client else None, 0)
+    body = await request.json()
+    xrid = request.headers.get("x-request-id")
+    if not xrid:
+        _seq += 1
+        xrid = f"vs-{os.getpid()}-{_seq}"
+    prompt = str(body.get("prompt", ""))
+    max_tokens = max(1, int(body.get("max_tokens", 16)))
+    prompt_tokens = tokenize(prompt)
+    q = asyncio.Queue()
+    streams[xrid] = q
+    sent = time.monotonic_ns()
+    await to_core.send_json({"xrid": xrid, "prompt_tokens": prompt_tokens,
+                             "max_tokens": max_tokens})
+    if truth:
+        truth.write(json.dumps({"side": "api", "x_request_id": xrid, "http_read": http_read,
+                                "api_entry": entry, "sent_to_core": sent}) + "\n")
+
+    async def tokens():
+        try:
+            while True:
+                msg = await q.get()
+                yield msg
+                if msg["last"]:
+                    return
+        finally:
+            streams.pop(xrid, None)
+
+    headers = {"X-Request-Id": xrid}
+    if body.get("stream"):
+        async def sse():
+            async for m in tokens():
+                yield "data: " + json.dumps({"id": xrid, "object": "text_completion",
+                                             "choices": [{"index": 0, "text": f" tok{m['i']}"}]}) + "\n\n"
+            yield "data: [DONE]\n\n"
+        return StreamingResponse(sse(), media_type="text/event-stream", headers=headers)
+    text = "".join([f" tok{m['i']}" async for m in tokens()])
+    return JSONResponse({"id": xrid, "object": "text_completion",
+                         "choices": [{"index": 0, "text": text}]}, headers=headers)
+
+
+if __name__ == "__main__":
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
