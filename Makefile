@@ -181,7 +181,7 @@ test: deps
 test-fresh: deps
 	@tools/test-fresh.sh
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) fuzz
 	@tests/run.sh --unit-only
 
 demo: deps

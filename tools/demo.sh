@@ -65,6 +65,10 @@ build/latsplit flame --kind latency --svg -o "$OUT/latency.svg" "$OUT/latsplit.d
 build/latsplit flame --kind gpu --svg -o "$OUT/gpu.svg" "$OUT/latsplit.data"
 build/latsplit flame --kind cpu --svg -o "$OUT/cpu.svg" "$OUT/latsplit.data"
 build/latsplit flame --kind offcpu --svg -o "$OUT/offcpu.svg" "$OUT/latsplit.data"
+build/latsplit report --html -o "$OUT/report.html" "$OUT/latsplit.data" 2>/dev/null
+build/latsplit timeline -o "$OUT/trace.perfetto-trace" "$OUT/latsplit.data" 2>/dev/null
+echo "   pictures: $OUT/report.html (open in a browser: verdict, waterfall, flame graphs)"
+echo "             $OUT/trace.perfetto-trace (open at https://ui.perfetto.dev: every request, thread, GPU stream)"
 echo "   files: $OUT/latsplit.data (capture) $OUT/requests.jsonl (one JSON record per request)"
 echo "          $OUT/latency.svg (the split as a flame graph) $OUT/gpu.svg (GPU time by kernel)"
 echo "          $OUT/cpu.svg $OUT/offcpu.svg (where the engine's CPU time and waiting went)"

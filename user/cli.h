@@ -13,6 +13,7 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_timeline(int argc, char **argv);
 /* `latsplit top`'s settings; record with a live screen instead of a file. */
 struct ls_top_opts {
 	unsigned long count; /* snapshots, then exit (0: until q or Ctrl-C) */

@@ -16,6 +16,7 @@
 #include "format.h"
 #include "quant.h"
 #include "verdict.h"
+#include "out/html.h"
 #include "out/request_json.h"
 
 
@@ -63,6 +64,9 @@ static void print_csv(FILE *out, const struct ls_request *r, const struct ls_spl
 	csv_u64(out, r->tokens > 1 ? r->max_gap_ns : LS_NULL);
 	fprintf(out, ",%s,%s\n", s.engine_source, s.gpu_source);
 }
+
+/* Where the text report goes: stdout, or the HTML page's summary. */
+static FILE *rout;
 
 static void json_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
 			 const struct ls_engine_join *j, const struct ls_timeline *tl)
@@ -207,7 +211,7 @@ static void summary_row(const char *name, struct ls_quant *q, uint64_t sum, size
 	char p[4][24], share[16];
 
 	if (!k) {
-		printf("  %-22s %10s %10s %10s %10s %7s   (not in this capture)\n", name, "-", "-", "-",
+		fprintf(rout, "  %-22s %10s %10s %10s %10s %7s   (not in this capture)\n", name, "-", "-", "-",
 		       "-", "-");
 		return;
 	}
@@ -219,14 +223,14 @@ static void summary_row(const char *name, struct ls_quant *q, uint64_t sum, size
 		snprintf(share, sizeof(share), "%.1f%%", 100.0 * sum / total_sum);
 	else
 		snprintf(share, sizeof(share), "-");
-	printf("  %-22s %10s %10s %10s %10s %7s%s\n", name, p[0], p[1], p[2], p[3], share,
+	fprintf(rout, "  %-22s %10s %10s %10s %10s %7s%s\n", name, p[0], p[1], p[2], p[3], share,
 	       k < n ? "   (some requests lack it)" : "");
 }
 
 static void per_client(struct text_sink *t)
 {
-	printf("\nper client (retransmitted segments of responses; srtt averaged per request):\n");
-	printf("  %-40s %9s %9s %11s %10s %10s\n", "client", "requests", "retrans", "retrans/MB",
+	fprintf(rout, "\nper client (retransmitted segments of responses; srtt averaged per request):\n");
+	fprintf(rout, "  %-40s %9s %9s %11s %10s %10s\n", "client", "requests", "retrans", "retrans/MB",
 	       "srtt p50", "srtt max");
 	for (size_t k = 0; k < t->nc; k++) {
 		struct client_stat *c = &t->cs[k];
@@ -236,7 +240,7 @@ static void per_client(struct text_sink *t)
 				 ls_quant_rank(&c->srtt, c->srtt.count / 2) / 1e3);
 			snprintf(mx, sizeof(mx), "%.2fms", c->srtt.max / 1e3);
 		}
-		printf("  %-40s %9llu %9llu %11.1f %10s %10s\n", c->addr,
+		fprintf(rout, "  %-40s %9llu %9llu %11.1f %10s %10s\n", c->addr,
 		       (unsigned long long)c->requests, (unsigned long long)c->retrans,
 		       c->bytes_out ? c->retrans / (c->bytes_out / 1e6) : 0.0, p50, mx);
 	}
@@ -258,11 +262,11 @@ static void gpu_summary(const struct ls_timeline *tl, uint64_t span_ns)
 
 	if (!ls_timeline_has_gpu(tl))
 		return;
-	printf("\nGPU (%s):", ls_timeline_gpu_source(tl));
+	fprintf(rout, "\nGPU (%s):", ls_timeline_gpu_source(tl));
 	for (uint32_t d = 0; d < g->ndev; d++)
-		printf(" device %u busy %.1f ms (%.1f%% of the capture)", d, g->dev_busy_ns[d] / 1e6,
+		fprintf(rout, " device %u busy %.1f ms (%.1f%% of the capture)", d, g->dev_busy_ns[d] / 1e6,
 		       span_ns ? 100.0 * g->dev_busy_ns[d] / span_ns : 0.0);
-	printf("\n  top kernels by GPU time:\n");
+	fprintf(rout, "\n  top kernels by GPU time:\n");
 	for (size_t i = 0; i < g->nnames; i++) {
 		order[i][0] = i;
 		order[i][1] = g->names[i].ns;
@@ -270,17 +274,17 @@ static void gpu_summary(const struct ls_timeline *tl, uint64_t span_ns)
 	qsort(order, g->nnames, sizeof(order[0]), by_ns_desc);
 	for (size_t k = 0; k < g->nnames && k < 5; k++) {
 		size_t i = order[k][0];
-		printf("    %10.2f ms %8llu x  %s\n", g->names[i].ns / 1e6,
+		fprintf(rout, "    %10.2f ms %8llu x  %s\n", g->names[i].ns / 1e6,
 		       (unsigned long long)g->names[i].count, g->names[i].name[0] ? g->names[i].name : "?");
 	}
-	printf("  copies:");
+	fprintf(rout, "  copies:");
 	for (int c = 0; c < 4; c++)
 		if (g->copies[c])
-			printf(" %s %llu x %.1f MB in %.2f ms;", dir[c], (unsigned long long)g->copies[c],
+			fprintf(rout, " %s %llu x %.1f MB in %.2f ms;", dir[c], (unsigned long long)g->copies[c],
 			       g->copy_bytes[c] / 1e6, g->copy_ns[c] / 1e6);
-	printf("\n");
+	fprintf(rout, "\n");
 	if (g->pageable_copies)
-		printf("  warning: %llu copies from/to pageable host memory (slower, synchronous): "
+		fprintf(rout, "  warning: %llu copies from/to pageable host memory (slower, synchronous): "
 		       "use pinned memory\n",
 		       (unsigned long long)g->pageable_copies);
 }
@@ -292,18 +296,18 @@ static void explain_no_requests(const struct ls_corr_stats *cst, const struct ls
 	if (!(h->sources & LS_SRC_SOCK_IO))
 		return; /* said above */
 	if (!cst->conns)
-		printf("  no TCP connection of a tracked process was seen: nothing was served on a "
+		fprintf(rout, "  no TCP connection of a tracked process was seen: nothing was served on a "
 		       "tracked port while recording (check -p/--port, or record during load)\n");
 	else if (!cst->conns_http && cst->conns_opaque)
-		printf("  %llu connections carried no plaintext HTTP/1.1 (TLS, HTTP/2 or another "
+		fprintf(rout, "  %llu connections carried no plaintext HTTP/1.1 (TLS, HTTP/2 or another "
 		       "protocol): latsplit rebuilds plaintext HTTP/1.1 only\n",
 		       (unsigned long long)cst->conns_opaque);
 	else if (!cst->conns_http)
-		printf("  %llu connections seen, but no HTTP request was read on them by a tracked "
+		fprintf(rout, "  %llu connections seen, but no HTTP request was read on them by a tracked "
 		       "process\n",
 		       (unsigned long long)cst->conns);
 	else if (cst->requests_partial)
-		printf("  every request seen began before the capture (partial, no split): record "
+		fprintf(rout, "  every request seen began before the capture (partial, no split): record "
 		       "longer, or while requests keep arriving\n");
 }
 
@@ -318,47 +322,47 @@ static void print_text(const char *path, struct ls_analysis *rs, struct text_sin
 
 	ls_sources_str(h->sources, sources, sizeof(sources));
 	ls_reader_loss_line(rs->rd, loss, sizeof(loss));
-	printf("latsplit report: %s\n", path);
-	printf("  host %s, kernel %s, %.2f s of events; sources: %s\n", h->hostname, h->release,
+	fprintf(rout, "latsplit report: %s\n", path);
+	fprintf(rout, "  host %s, kernel %s, %.2f s of events; sources: %s\n", h->hostname, h->release,
 	       span_ns / 1e9, sources);
-	printf("  ring-buffer drops: %llu; stacks not captured: %llu; capture damage: %s\n",
+	fprintf(rout, "  ring-buffer drops: %llu; stacks not captured: %llu; capture damage: %s\n",
 	       (unsigned long long)rs->drops, (unsigned long long)rs->stack_errors,
 	       loss[0] ? loss : "none");
-	printf("  %zu requests on %llu HTTP connections (%llu opaque, %llu HTTP sync losses); "
+	fprintf(rout, "  %zu requests on %llu HTTP connections (%llu opaque, %llu HTTP sync losses); "
 	       "outcomes:",
 	       t->n, (unsigned long long)cst->conns_http, (unsigned long long)cst->conns_opaque,
 	       (unsigned long long)cst->http_sync_lost);
 	for (int o = 0; o < LS_REQ_NOUTCOMES; o++)
 		if (t->outcomes[o])
-			printf(" %s %zu", ls_outcome_name(o), t->outcomes[o]);
+			fprintf(rout, " %s %zu", ls_outcome_name(o), t->outcomes[o]);
 	if (cst->conns_adopted || cst->unseen_bytes)
-		printf("\n  %llu connections met mid-flight (established before the capture); "
+		fprintf(rout, "\n  %llu connections met mid-flight (established before the capture); "
 		       "%llu stream bytes moved unseen",
 		       (unsigned long long)cst->conns_adopted, (unsigned long long)cst->unseen_bytes);
-	printf("\n  engine: %zu joined by events, %zu inferred from the GPU timeline, %zu none; "
+	fprintf(rout, "\n  engine: %zu joined by events, %zu inferred from the GPU timeline, %zu none; "
 	       "gpu: %s; scheduler: %s\n",
 	       t->n_events, t->n_inferred, t->n - t->n_events - t->n_inferred,
 	       ls_timeline_gpu_source(tl), ls_timeline_has_sched(tl) ? "yes" : "no");
 	struct ls_runq *rq = ls_timeline_runq(tl);
 	size_t nq = rq->q.count;
 	if (nq)
-		printf("  run queue of the tracked threads: %zu waits, mean %.1f us, p50 %.1f us, "
+		fprintf(rout, "  run queue of the tracked threads: %zu waits, mean %.1f us, p50 %.1f us, "
 		       "p99 %.1f us, max %.1f us, %.1f%% >= 1024 us\n",
 		       nq, rq->q.sum / 1e3 / nq, ls_quant_rank(&rq->q, nq / 2) / 1e3,
 		       ls_quant_rank(&rq->q, (size_t)(nq * 0.99)) / 1e3, rq->q.max / 1e3,
 		       100.0 * rq->over_ms / nq);
 	if (rs->clipped)
-		printf("  %zu requests lasted longer than the timeline keeps (120 s): their earliest "
+		fprintf(rout, "  %zu requests lasted longer than the timeline keeps (120 s): their earliest "
 		       "part is split as other\n",
 		       rs->clipped);
 	if (!(h->sources & LS_SRC_SOCK_IO))
-		printf("  no socket I/O in this capture (syscall tracepoints unavailable): requests "
+		fprintf(rout, "  no socket I/O in this capture (syscall tracepoints unavailable): requests "
 		       "cannot be reconstructed\n");
 	if (t->n == t->outcomes[LS_REQ_PARTIAL])
 		explain_no_requests(cst, h);
 	if (!t->n)
 		return;
-	printf("\n  %-22s %10s %10s %10s %10s %7s\n", ttft ? "(ms, of TTFT)" : "(ms)", "p50", "p90",
+	fprintf(rout, "\n  %-22s %10s %10s %10s %10s %7s\n", ttft ? "(ms, of TTFT)" : "(ms)", "p50", "p90",
 	       "p99", "max", "share");
 	uint64_t base = ttft ? t->ttft_sum : t->total_sum;
 	summary_row("total", &t->rows[ROW_TOTAL].q, t->rows[ROW_TOTAL].sum, t->n, base);
@@ -377,13 +381,13 @@ static void print_text(const char *path, struct ls_analysis *rs, struct text_sin
 	}
 	for (int i = 0; i < ROW_N; i++)
 		if (!ls_quant_exact(&t->rows[i].q)) {
-			printf("  (over %d requests: percentiles are estimates within 1%%; max exact)\n",
+			fprintf(rout, "  (over %d requests: percentiles are estimates within 1%%; max exact)\n",
 			       LS_QUANT_EXACT);
 			break;
 		}
 
-	printf("\nslowest %zu requests by %s (ms):\n", t->nslow, ttft ? "TTFT" : "total");
-	printf("  %6s %-21s %-18s %3s %-8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3s %4s\n", "id",
+	fprintf(rout, "\nslowest %zu requests by %s (ms):\n", t->nslow, ttft ? "TTFT" : "total");
+	fprintf(rout, "  %6s %-21s %-18s %3s %-8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3s %4s\n", "id",
 	       "client", "path", "st", "outcome", "total", "ttft", "network", "q.sock", "q.engine",
 	       "q.cpu", "xfer", "compute", "host", "rtx", "tok");
 	for (size_t k = 0; k < t->nslow; k++) {
@@ -396,7 +400,7 @@ static void print_text(const char *path, struct ls_analysis *rs, struct text_sin
 
 		for (int i = 0; i < 9; i++)
 			ls_fmt_ms(tx[i], 24, f[i]);
-		printf("  %6llu %-21.21s %-18.18s %3d %-8.8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3u %4u\n",
+		fprintf(rout, "  %6llu %-21.21s %-18.18s %3d %-8.8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3u %4u\n",
 		       (unsigned long long)r->id, r->client, r->path[0] ? r->path : "?", r->status,
 		       ls_outcome_name(r->outcome), tx[0], tx[1], tx[2], tx[3], tx[4], tx[5], tx[6],
 		       tx[7], tx[8], r->retransmits, r->tokens);
@@ -404,22 +408,70 @@ static void print_text(const char *path, struct ls_analysis *rs, struct text_sin
 	gpu_summary(tl, span_ns);
 	per_client(t);
 	if (cst->retrans_unattributed)
-		printf("  %llu retransmitted segments on connections that carried no request\n",
+		fprintf(rout, "  %llu retransmitted segments on connections that carried no request\n",
 		       (unsigned long long)cst->retrans_unattributed);
 	struct ls_verdict v;
 	ls_analysis_verdict(rs, ttft, &v);
-	ls_verdict_print(stdout, &v);
+	ls_verdict_print(rout, &v);
+}
+
+/* The page: the text report rendered into it, its verdict line on top. */
+static int write_html(const char *path, const char *outpath, struct ls_analysis *rs,
+		      struct text_sink *text, struct ls_html *page)
+{
+	char *buf = NULL, title[600], missing[256];
+	size_t len = 0;
+	struct ls_verdict v;
+	FILE *out;
+
+	rout = open_memstream(&buf, &len);
+	if (!rout) {
+		rout = stdout;
+		return 1;
+	}
+	print_text(path, rs, text, rs->last_ts - rs->first_ts);
+	fclose(rout);
+	rout = stdout;
+	/* the verdict line, as the text has it */
+	const char *vl = NULL;
+	for (const char *p = buf; (p = strstr(p, "\nverdict: ")); p++)
+		vl = p + 1;
+	char line[512] = "";
+	if (vl)
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(vl, "\n"), vl);
+	ls_analysis_verdict(rs, text->ttft, &v);
+	snprintf(missing, sizeof(missing), "%s%s%s", v.have_engine ? "" : "engine events; ",
+		 v.have_gpu ? "" : "GPU timings; ", v.have_sched ? "" : "scheduler events; ");
+	snprintf(title, sizeof(title), "latsplit report: %s", path);
+	out = fopen(outpath, "w");
+	if (!out) {
+		ls_err("report", "cannot write %s", outpath);
+		free(buf);
+		return 1;
+	}
+	ls_html_write(out, page, title, buf, line, missing, rs->tl);
+	free(buf);
+	if (fclose(out)) {
+		ls_err("report", "writing %s failed", outpath);
+		return 1;
+	}
+	fprintf(stderr, "latsplit report: wrote %s (%zu requests in the waterfall)\n", outpath,
+		page->nrows);
+	return 0;
 }
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: latsplit report [FILE] [--json | --csv] [--ttft] [--top N]\n\n"
+	fprintf(out, "usage: latsplit report [FILE] [--json | --csv | --html [-o OUT]] [--ttft] [--top N]\n\n"
 		     "Splits each HTTP request in a capture (default latsplit.data) into its\n"
 		     "latency components, and summarises them.\n\n"
 		     "  -j, --json    one JSON record per request (DESIGN.md §6 fields)\n"
 		     "      --csv     one CSV row per request\n"
 		     "      --ttft    sort and summarise by time to first token\n"
 		     "  -n, --top N   slowest requests to list (default 10)\n"
+		     "      --html    one self-contained HTML page (verdict, waterfall, flame\n"
+		     "                graphs, the report); with -o FILE (default report.html)\n"
+		     "  -o FILE       where --html writes\n"
 		     "  -h, --help    this help\n");
 }
 
@@ -430,7 +482,11 @@ int cmd_report(int argc, char **argv)
 						  {"ttft", no_argument, NULL, 't'},
 						  {"top", required_argument, NULL, 'n'},
 						  {"help", no_argument, NULL, 'h'},
+						  {"html", no_argument, NULL, 'H'},
+						  {"output", required_argument, NULL, 'o'},
 						  {}};
+	bool html = false;
+	const char *outpath = NULL;
 	const char *path = "latsplit.data";
 	bool json = false, csv = false, ttft = false;
 	unsigned long top = 10;
@@ -439,8 +495,14 @@ int cmd_report(int argc, char **argv)
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "jn:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "jn:ho:", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'H':
+			html = true;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -464,15 +526,25 @@ int cmd_report(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (json && csv) {
-		ls_err("report", "--json and --csv exclude each other");
+	if (json + csv + html > 1) {
+		ls_err("report", "--json, --csv and --html exclude each other");
 		return EXIT_USAGE;
 	}
+	if (outpath && !html) {
+		ls_err("report", "-o is for --html (the other formats go to stdout)");
+		return EXIT_USAGE;
+	}
+	rout = stdout;
 	if (ls_capture_arg("report", argc, argv, &path))
 		return EXIT_USAGE;
 	struct text_sink text = {.ttft = ttft, .top = top};
-	struct ls_request_sink sink = {json ? json_request : csv ? csv_request : text_request,
-				       json || csv ? stdout : (void *)&text};
+	struct ls_html page;
+	struct ls_request_sink sinks[2] = {{json ? json_request : csv ? csv_request : text_request,
+					    json || csv ? stdout : (void *)&text},
+					   {ls_html_request, &page}};
+	struct ls_span_sink page_spans = {ls_html_span, &page};
+	if (html)
+		ls_html_init(&page);
 	if (text.top) {
 		text.slow = calloc(text.top, sizeof(*text.slow));
 		if (!text.slow) {
@@ -482,10 +554,20 @@ int cmd_report(int argc, char **argv)
 	}
 	if (csv)
 		print_csv_header(stdout);
-	if (ls_analysis_run(&rs, path, NULL, 0, &sink, 1, err, sizeof(err))) {
+	if (ls_analysis_run_spans(&rs, path, NULL, 0, sinks, html ? 2 : 1, html ? &page_spans : NULL,
+				  err, sizeof(err))) {
 		ls_err("report", "%s", err);
 		text_sink_free(&text);
+		if (html)
+			ls_html_free(&page);
 		return 1;
+	}
+	if (html) {
+		int rc = write_html(path, outpath ? outpath : "report.html", &rs, &text, &page);
+		text_sink_free(&text);
+		ls_html_free(&page);
+		ls_analysis_free(&rs);
+		return rc;
 	}
 	if (json) {
 		struct ls_verdict v;

@@ -26,6 +26,7 @@ static const struct {
 	{"dump", cmd_dump, "print every event of a capture, one line each"},
 	{"report", cmd_report, "per-request latency split, summary and slowest requests"},
 	{"flame", cmd_flame, "flame graphs: latency split, GPU, CPU, off-CPU; folded or SVG"},
+	{"timeline", cmd_timeline, "a Perfetto trace: requests, threads, GPU streams, counters"},
 };
 
 void ls_err(const char *cmd, const char *fmt, ...)

@@ -42,6 +42,17 @@ for n in (10000, 100000, 1000000):
 PY
 
 echo
+echo "== pictures of a 100k-request synthetic capture: Perfetto timeline and HTML report"
+TP=$(mktemp -d)
+$B/gen-capture $TP/syn.data 100000 >/dev/null
+for what in "timeline -o $TP/out.perfetto-trace" "report --html -o $TP/out.html"; do
+  /usr/bin/time -f "%e s wall, peak RSS %M KiB" -o $TP/time $B/latsplit $what $TP/syn.data 2>/dev/null
+  f=${what##* }
+  printf "latsplit %-40s %s; %s bytes\n" "${what%% *}:" "$(cat $TP/time)" "$(stat -c %s $f)"
+done
+rm -rf $TP
+
+echo
 echo "== symbolization and flame graphs at 1M CPU samples (a full 16k-stack map)"
 T0=$(mktemp -d)
 $B/bench-symbolize $T0/prof.data 1000000

@@ -2,7 +2,7 @@
 # a scratch dir $T removed at exit, and pass/fail/skip printers.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-LS=$ROOT/build/latsplit
+LS=${LS:-$ROOT/build/latsplit}
 ENGINE=$ROOT/build/mock-engine
 LOADGEN=$ROOT/build/loadgen
 NETLAB=$ROOT/tools/netlab.sh

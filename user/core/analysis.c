@@ -216,6 +216,14 @@ int ls_analysis_run(struct ls_analysis *a, const char *path, const struct ls_con
 		    size_t nconsumers, const struct ls_request_sink *sinks, size_t nsinks,
 		    char *err, size_t len)
 {
+	return ls_analysis_run_spans(a, path, consumers, nconsumers, sinks, nsinks, NULL, err, len);
+}
+
+int ls_analysis_run_spans(struct ls_analysis *a, const char *path,
+			  const struct ls_consumer *consumers, size_t nconsumers,
+			  const struct ls_request_sink *sinks, size_t nsinks,
+			  const struct ls_span_sink *spans, char *err, size_t len)
+{
 	const struct ls_hdr *rec;
 	int more;
 
@@ -225,6 +233,8 @@ int ls_analysis_run(struct ls_analysis *a, const char *path, const struct ls_con
 	if (ls_analysis_begin(a, ls_reader_header(a->rd)->track_all, consumers, nconsumers, sinks,
 			      nsinks, err, len))
 		goto fail;
+	if (spans)
+		ls_timeline_set_span_sink(a->tl, spans);
 	while ((more = ls_reader_next(a->rd, &rec)) == 1)
 		if (ls_analysis_push(a, rec))
 			goto nomem;

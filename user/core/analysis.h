@@ -82,6 +82,11 @@ int ls_analysis_end(struct ls_analysis *a, char *err, size_t len);
 int ls_analysis_run(struct ls_analysis *a, const char *path, const struct ls_consumer *consumers,
 		    size_t nconsumers, const struct ls_request_sink *sinks, size_t nsinks,
 		    char *err, size_t len);
+/* The same, with the timeline's spans told to `spans` as they are seen. */
+int ls_analysis_run_spans(struct ls_analysis *a, const char *path,
+			  const struct ls_consumer *consumers, size_t nconsumers,
+			  const struct ls_request_sink *sinks, size_t nsinks,
+			  const struct ls_span_sink *spans, char *err, size_t len);
 /* The verdict over every request of a finished analysis. */
 void ls_analysis_verdict(struct ls_analysis *a, bool ttft, struct ls_verdict *v);
 void ls_analysis_free(struct ls_analysis *a);

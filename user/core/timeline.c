@@ -28,7 +28,7 @@ struct tspan {
 
 struct thread {
 	uint32_t tid, tgid;
-	uint64_t on_since, runnable_since;
+	uint64_t on_since, runnable_since, blocked_since;
 };
 
 struct eng_req {
@@ -72,7 +72,20 @@ struct ls_timeline {
 	struct eng_req *ereq;
 	size_t n_ereq, cap_ereq;
 	struct ls_idmap ereq_by_id; /* value: index + 1 into ereq */
+	const struct ls_span_sink *sink;
 };
+
+void ls_timeline_set_span_sink(struct ls_timeline *tl, const struct ls_span_sink *sink)
+{
+	tl->sink = sink;
+}
+
+static void tell(struct ls_timeline *tl, enum ls_span_kind k, uint32_t tgid, uint32_t tid,
+		 uint64_t b, uint64_t e, const struct ls_hdr *rec)
+{
+	if (tl->sink && (e > b || k >= LS_SPAN_GPU))
+		tl->sink->span(tl->sink->ctx, k, tgid, tid, b, e, rec);
+}
 
 void ls_spans_add(struct ls_spans *s, uint64_t b, uint64_t e)
 {
@@ -196,19 +209,25 @@ static void on_switch(struct ls_timeline *tl, const struct ls_ev_sched_switch *e
 	tl->saw_sched = true;
 	if (e->h.tid) {
 		struct thread *p = thread_get(tl, e->h.tid, e->h.pid);
-		if (p->on_since)
+		if (p->on_since) {
 			push_tspan(&tl->oncpu, &tl->n_oncpu, &tl->cap_oncpu, p->on_since, ts, p->tgid,
 				   p->tid);
+			tell(tl, LS_SPAN_ONCPU, p->tgid, p->tid, p->on_since, ts, &e->h);
+		}
 		p->on_since = 0;
 		if (e->prev_state == 0) /* preempted: still runnable */
 			p->runnable_since = ts;
+		else
+			p->blocked_since = ts;
 	}
 	if (e->next_tid) {
 		struct thread *n = thread_get(tl, e->next_tid, e->next_pid);
-		if (n->runnable_since)
+		if (n->runnable_since) {
 			push_tspan(&tl->runnable, &tl->n_runnable, &tl->cap_runnable,
 				   n->runnable_since, ts, n->tgid, n->tid);
-		n->runnable_since = 0;
+			tell(tl, LS_SPAN_RUNNABLE, n->tgid, n->tid, n->runnable_since, ts, &e->h);
+		}
+		n->runnable_since = n->blocked_since = 0;
 		n->on_since = ts;
 	}
 }
@@ -220,6 +239,10 @@ static void on_wakeup(struct ls_timeline *tl, const struct ls_ev_sched_wakeup *e
 	if (!e->h.tid)
 		return;
 	t = thread_get(tl, e->h.tid, e->h.pid);
+	if (t->blocked_since) {
+		tell(tl, LS_SPAN_BLOCKED, t->tgid, t->tid, t->blocked_since, e->h.ts, &e->h);
+		t->blocked_since = 0;
+	}
 	if (!t->on_since && !t->runnable_since)
 		t->runnable_since = e->h.ts;
 }
@@ -253,6 +276,7 @@ static void on_gpu(struct ls_timeline *tl, const struct ls_ev_gpu *e)
 	if (tl->track_all)
 		group_add(tl, e->h.pid);
 	gpu_stats_add(tl, e);
+	tell(tl, LS_SPAN_GPU, e->h.pid, e->h.tid, e->start_ns, e->end_ns, &e->h);
 	if (e->source == LS_GPU_SRC_SIMULATED || e->source == LS_GPU_SRC_UPROBE)
 		count_launcher(tl, e->h.tid);
 	if (e->flags & LS_GPU_F_HOST_SIDE)
@@ -355,6 +379,7 @@ void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec)
 		break;
 	case LS_EV_ENGINE:
 		on_engine(tl, (const void *)rec);
+		tell(tl, LS_SPAN_ENGINE, rec->pid, rec->tid, rec->ts, rec->ts, rec);
 		if (tl->track_all)
 			group_add(tl, rec->pid);
 		break;

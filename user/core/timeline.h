@@ -60,7 +60,19 @@ struct ls_runq {
 	uint64_t over_ms; /* waits of 1024 us or more (runqlat's bucket edge) */
 };
 
+/* What the timeline sees, as it sees it, for sinks that draw it (the
+ * Perfetto timeline): a thread's on-CPU, runnable and blocked spans (at the
+ * switch or wakeup that ends them), each GPU record, each engine event. */
+enum ls_span_kind { LS_SPAN_ONCPU, LS_SPAN_RUNNABLE, LS_SPAN_BLOCKED, LS_SPAN_GPU, LS_SPAN_ENGINE };
+
+struct ls_span_sink {
+	void (*span)(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t tid, uint64_t b,
+		     uint64_t e, const struct ls_hdr *rec);
+	void *ctx;
+};
+
 struct ls_timeline *ls_timeline_new(bool track_all);
+void ls_timeline_set_span_sink(struct ls_timeline *tl, const struct ls_span_sink *sink);
 void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec);
 /* A process served an HTTP request: in a capture that tracked everything,
  * it joins the engine group. */

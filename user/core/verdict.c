@@ -140,7 +140,10 @@ void ls_verdict_acc_add(struct ls_verdict_acc *a, const struct ls_request *r,
 				a->batch_max = j->batch_size;
 		}
 	}
-	if (s->ttft != LS_NULL && r->bytes_in) {
+	/* sums stay exact within __int128 for sane sizes (a prompt under 1 TB,
+	 * a TTFT under ~4.9 h); a value beyond is a damaged record */
+	if (s->ttft != LS_NULL && r->bytes_in && r->bytes_in < (1ull << 40) &&
+	    s->ttft < (1ull << 44)) {
 		__int128 x = r->bytes_in, y = s->ttft;
 		a->npx++;
 		a->sx += x, a->sy += y, a->sxx += x * x, a->syy += y * y, a->sxy += x * y;
@@ -167,22 +170,23 @@ void ls_verdict_acc_add(struct ls_verdict_acc *a, const struct ls_request *r,
 	}
 }
 
-/* Pearson's r from exact integer sums; NAN when meaningless. */
+/* Pearson's r from exact integer sums (combined in long double); NAN when
+ * meaningless. */
 static double pearson(const struct ls_verdict_acc *a)
 {
-	__int128 n = a->npx, vx, vy, cxy;
+	long double n = a->npx, vx, vy, cxy, sx = a->sx, sy = a->sy;
 
 	if (a->npx < 3)
 		return NAN;
-	vx = n * a->sxx - a->sx * a->sx; /* n^2 * variance */
-	vy = n * a->syy - a->sy * a->sy;
-	cxy = n * a->sxy - a->sx * a->sy;
+	vx = n * (long double)a->sxx - sx * sx; /* n^2 * variance */
+	vy = n * (long double)a->syy - sy * sy;
+	cxy = n * (long double)a->sxy - sx * sy;
 	/* prompts of (nearly) one size say nothing about size vs TTFT */
-	if ((long double)vx < 1e-4L * (long double)a->sx * (long double)a->sx)
+	if (vx < 1e-4L * sx * sx)
 		return NAN;
 	if (vx <= 0 || vy <= 0)
 		return NAN;
-	return (double)((long double)cxy / sqrtl((long double)vx * (long double)vy));
+	return (double)(cxy / sqrtl(vx * vy));
 }
 
 void ls_verdict_from_acc(struct ls_verdict_acc *a, bool ttft, bool have_gpu, bool have_sched,

@@ -235,7 +235,7 @@ void ls_flame_folded(struct ls_flame *f, FILE *out)
 #define FRAME_H 16
 #define PAD 10
 
-static void xml_text(FILE *out, const char *s)
+void ls_xml_text(FILE *out, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
@@ -244,7 +244,7 @@ static void xml_text(FILE *out, const char *s)
 		case '&': fputs("&amp;", out); break;
 		case '"': fputs("&quot;", out); break;
 		default:
-			if ((unsigned char)*s >= 0x20)
+			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
 				fputc(*s, out);
 		}
 	}
@@ -309,7 +309,7 @@ static void svg_node(const struct node *n, FILE *out, double x, int level, int h
 		return;
 	colour(n->name, &r, &g, &b);
 	fprintf(out, "<g><title>");
-	xml_text(out, n->name);
+	ls_xml_text(out, n->name);
 	fprintf(out, " (%llu %s, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
 		     "height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>",
 		(unsigned long long)n->total, unit, 100.0 * n->total / total, x, y, w,
@@ -329,7 +329,7 @@ static void svg_node(const struct node *n, FILE *out, double x, int level, int h
 			buf[0] = '\0';
 		}
 		fprintf(out, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + FRAME_H - 4);
-		xml_text(out, buf);
+		ls_xml_text(out, buf);
 		fprintf(out, "</text>");
 	}
 	fprintf(out, "</g>\n");
@@ -364,7 +364,7 @@ void ls_flame_svg(struct ls_flame *f, FILE *out, const char *title, const char *
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f0\"/>\n", SVG_W,
 		height);
 	fprintf(out, "<text x=\"%d\" y=\"20\" style=\"font-size:15px\">", PAD);
-	xml_text(out, title);
+	ls_xml_text(out, title);
 	fprintf(out, "</text>\n<text x=\"%d\" y=\"20\" style=\"pointer-events:all;cursor:pointer\" "
 		     "onclick=\"search()\">Search</text>\n<text id=\"matched\" x=\"%d\" y=\"%d\"></text>\n",
 		SVG_W - 60, SVG_W - 260, height - 2);

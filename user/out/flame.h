@@ -22,5 +22,8 @@ void ls_flame_folded(struct ls_flame *f, FILE *out);
 /* unit: what a weight counts ("ns", "samples"). */
 void ls_flame_svg(struct ls_flame *f, FILE *out, const char *title, const char *unit);
 void ls_flame_free(struct ls_flame *f);
+/* s escaped for XML/HTML text and attributes (control characters but
+ * newline and tab dropped). */
+void ls_xml_text(FILE *out, const char *s);
 
 #endif
