@@ -44,3 +44,24 @@ left=$(bpftool prog show 2>/dev/null | grep -c 'name sched_switch_btf\|name sche
 info "tmux pane:"; head -12 "$T/pane.txt" | sed 's/^/    | /'
 check "top.tmux: redraws in place (one header on screen), shows requests, q exits 0, no BPF program left (${left})" \
   bash -c "[[ \$(grep -c '^latsplit top:' '$T/pane.txt') -eq 1 ]] && grep -q '/v1/completions' '$T/pane.txt' && [[ \$(cat '$T/tmux.rc' 2>/dev/null) == 0 && $left -eq 0 ]]"
+
+# the same live path on the vLLM-shaped engine (API server + engine-core
+# process), top starting it as record would
+if /usr/bin/python3 -c 'import fastapi, uvicorn, zmq, numpy' 2>/dev/null; then
+  VPORT=18436
+  rm -f "$T/vready"
+  "$LS" top -n 10 -i 1 -- /usr/bin/python3 "$ROOT/tools/vllm-shaped/server.py" --port $VPORT \
+    --ready-file "$T/vready" >"$T/vtop.txt" 2>"$T/vtop.err" &
+  VPID=$!
+  CLEANUP+=("kill -INT $VPID")
+  wait_for_file "$T/vready" 20
+  "$LOADGEN" --port $VPORT -c 4 -d 3 --stream --max-tokens 8 -o "$T/vlg.jsonl" 2>/dev/null
+  wait $VPID
+  awk '/^latsplit top:/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$T/vtop.txt" >"$T/vlast.txt"
+  vsplit=$(sed -n 's/.*split so far \([0-9]*\).*/\1/p' "$T/vlast.txt")
+  vsent=$(wc -l <"$T/vlg.jsonl")
+  check "top.vllm_shaped: top on the vLLM-shaped engine split ${vsplit:-0} of $vsent requests, verdict shown" \
+    bash -c "[[ ${vsplit:-0} -ge $((vsent / 2)) ]] && grep -q 'verdict: .* dominates' '$T/vlast.txt'"
+else
+  skip "top.vllm_shaped: python3-fastapi/-uvicorn/-zmq/-numpy missing"
+fi
