@@ -26,282 +26,8 @@
 #include "flame.h"
 #include "grow.h"
 #include "latsplit/engine.h"
+#include "stacks.h"
 #include "symbolize.h"
-
-struct stk {
-	__s32 id;
-	__u32 n;
-	const __u64 *ips;
-};
-
-struct symrec {
-	__u32 pid;
-	__u64 ip;
-	const char *name;
-};
-
-/* A CPU sample, as the graphs need it. */
-struct sample {
-	__u64 ts;
-	__u32 pid;
-	__s32 ustack, kstack;
-	char comm[LS_COMM_LEN + 1];
-};
-
-/* A thread leaving the CPU with stacks (out) or getting it (in), for
- * pairing each block with the thread's next switch-in. */
-struct switch_ev {
-	__u64 ts;
-	__u32 tid;
-	bool in;
-	size_t block; /* out: its entry in the blocks being built */
-};
-
-/* A thread blocked from ts (a switch-out with stacks) to end (its next
- * switch-in; 0 while open). */
-struct pending_block {
-	__u32 tid, pid;
-	__u64 ts, end;
-	__s32 ustack, kstack;
-	char comm[LS_COMM_LEN + 1];
-};
-
-/* Everything the stack graphs need, copied out of the reader's frames. */
-struct stack_data {
-	struct stk *stacks;
-	size_t nstacks, capstacks;
-	struct symrec *syms;
-	size_t nsyms, capsyms;
-	struct sample *samples; /* CPU samples, in time order */
-	size_t nsamples, capsamples;
-	struct pending_block *blocked; /* closed blocked spans with their stacks, by start */
-	size_t nblocked, capblocked;
-	__u64 *maxend; /* maxend[i]: the latest end among blocked[0..i] (non-decreasing) */
-	/* user addresses the capture has no symbol for (recorded with
-	 * --no-symbolize, or elsewhere): resolved here from its mapping
-	 * records, by build-id; NULL without mappings */
-	struct ls_symbolizer *offline;
-};
-
-static int sym_cmp(const void *a, const void *b)
-{
-	const struct symrec *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->ip < y->ip ? -1 : x->ip > y->ip;
-}
-
-static const char *sym_name(const struct stack_data *d, __u32 pid, __u64 ip, char *buf, size_t len)
-{
-	struct symrec key = {pid, ip, NULL};
-	const struct symrec *s = d->nsyms ? bsearch(&key, d->syms, d->nsyms, sizeof(key), sym_cmp) : NULL;
-
-	if (s)
-		return s->name;
-	if (pid && d->offline)
-		return ls_sym_resolve(d->offline, pid, ip, buf, len);
-	snprintf(buf, len, "0x%llx", (unsigned long long)ip);
-	return buf;
-}
-
-static int stk_cmp(const void *a, const void *b)
-{
-	const struct stk *x = a, *y = b;
-	return (x->id > y->id) - (x->id < y->id);
-}
-
-/* stacks are sorted by id once loaded */
-static const struct stk *stack_of(const struct stack_data *d, __s32 id)
-{
-	struct stk key = {.id = id};
-
-	return id >= 0 && d->nstacks ? bsearch(&key, d->stacks, d->nstacks, sizeof(key), stk_cmp) : NULL;
-}
-
-static int sample_cmp(const void *a, const void *b)
-{
-	const struct sample *x = a, *y = b;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-/* By thread, then time; at the same instant a switch-in first (the thread
- * cannot block and be switched in at one timestamp; if the clock says so,
- * the block has not ended yet). */
-static int switch_cmp(const void *a, const void *b)
-{
-	const struct switch_ev *x = a, *y = b;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return (int)y->in - (int)x->in;
-}
-
-static int block_cmp(const void *a, const void *b)
-{
-	const struct pending_block *x = a, *y = b;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-static void *dup_rec(const struct ls_hdr *h)
-{
-	void *c = malloc(h->size);
-	if (!c)
-		abort();
-	memcpy(c, h, h->size);
-	return c;
-}
-
-
-/* The innermost kernel frames of a stack taken in a tracepoint are the
- * tracing machinery itself (the BPF program, bpf_trace_run4,
- * __traceiter_sched_switch): not where the thread was. */
-static bool tracing_frame(const char *name)
-{
-	static const char *const prefix[] = {"bpf_prog_", "bpf_trace_run", "__traceiter_",
-					     "__bpf_trace_", "perf_trace_"};
-
-	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
-		if (!strncmp(name, prefix[i], strlen(prefix[i])))
-			return true;
-	return false;
-}
-
-/* Frames root first: process, user stack outermost first, kernel stack
- * (without the tracing machinery's own frames at its leaf). */
-static int frames(const struct stack_data *d, __u32 pid, const char *comm, __s32 ustack,
-		  __s32 kstack, char names[][128], const char **fr, int max)
-{
-	const struct stk *u = stack_of(d, ustack), *k = stack_of(d, kstack);
-	int n = 0, kfirst = 0;
-	char tmp[128];
-
-	while (k && kfirst < (int)k->n &&
-	       tracing_frame(sym_name(d, 0, k->ips[kfirst], tmp, sizeof(tmp))))
-		kfirst++;
-
-	snprintf(names[n], 128, "%s (%u)", comm, pid);
-	fr[n] = names[n];
-	n++;
-	for (int i = u ? (int)u->n - 1 : -1; i >= 0 && n < max; i--, n++)
-		fr[n] = sym_name(d, pid, u->ips[i], names[n], 128);
-	for (int i = k ? (int)k->n - 1 : -1; i >= kfirst && n < max; i--, n++) {
-		snprintf(names[n], 128, "%s_[k]", sym_name(d, 0, k->ips[i], tmp, sizeof(tmp)));
-		fr[n] = names[n];
-	}
-	if (!u && !k && n < max)
-		fr[n++] = "[no stack]";
-	return n;
-}
-
-/* Stacks, symbols, samples and switches of a capture, gathered as a record
- * consumer (one reading loop serves flame and the analysis core alike),
- * then sorted and paired by stack_loader_finish. debug_dir (NULL: the
- * default) is for symbolizing from mapping records what has no symbol. */
-struct stack_loader {
-	struct stack_data d;
-	struct switch_ev *sw;
-	size_t nsw, capsw;
-	__u64 stack_errors;
-	const char *debug_dir;
-};
-
-static void stack_loader_add(void *ctx, const struct ls_hdr *rec)
-{
-	struct stack_loader *l = ctx;
-	struct stack_data *d = &l->d;
-
-	if (rec->type == LS_REC_STACK) {
-		const struct ls_rec_stack *s = (const void *)rec;
-		struct ls_rec_stack *c = dup_rec(rec);
-		__u32 n = s->nips;
-		if (sizeof(*s) + n * 8 > rec->size)
-			n = (rec->size - sizeof(*s)) / 8;
-		GROW(d->stacks, d->nstacks, d->capstacks);
-		d->stacks[d->nstacks++] = ((struct stk){s->id, n, (const __u64 *)(c + 1)});
-	} else if (rec->type == LS_REC_SYM) {
-		struct ls_rec_sym *c = dup_rec(rec);
-		((char *)c)[rec->size - 1] = '\0';
-		GROW(d->syms, d->nsyms, d->capsyms);
-		d->syms[d->nsyms++] = ((struct symrec){c->h.pid, c->ip, (const char *)(c + 1)});
-	} else if (rec->type == LS_EV_SAMPLE) {
-		const struct ls_ev_sample *e = (const void *)rec;
-		GROW(d->samples, d->nsamples, d->capsamples);
-		struct sample *sm = &d->samples[d->nsamples++];
-		*sm = (struct sample){e->h.ts, e->h.pid, e->ustack, e->kstack, ""};
-		memcpy(sm->comm, e->comm, LS_COMM_LEN);
-	} else if (rec->type == LS_EV_SCHED_SWITCH) {
-		const struct ls_ev_sched_switch *e = (const void *)rec;
-		GROW(l->sw, l->nsw, l->capsw);
-		l->sw[l->nsw++] = (struct switch_ev){e->h.ts, e->next_tid, true, 0};
-		if (e->prev_ustack >= 0 || e->prev_kstack >= 0) {
-			GROW(d->blocked, d->nblocked, d->capblocked);
-			struct pending_block *pb = &d->blocked[d->nblocked];
-			*pb = (struct pending_block){e->h.tid, e->h.pid, e->h.ts, 0, e->prev_ustack,
-						     e->prev_kstack, ""};
-			memcpy(pb->comm, e->prev_comm, LS_COMM_LEN);
-			GROW(l->sw, l->nsw, l->capsw);
-			l->sw[l->nsw++] = (struct switch_ev){e->h.ts, e->h.tid, false, d->nblocked++};
-		}
-	} else if (rec->type == LS_REC_MAPPING) {
-		const struct ls_rec_mapping *m = (const void *)rec;
-		char path[4096];
-		size_t n = rec->size - sizeof(*m);
-		snprintf(path, sizeof(path), "%.*s", (int)(n < sizeof(path) ? n : sizeof(path) - 1),
-			 (const char *)(m + 1));
-		if (!d->offline && (d->offline = ls_sym_new()) && l->debug_dir)
-			ls_sym_set_debug_dir(d->offline, l->debug_dir);
-		struct ls_sym_mapping sm = {m->start, m->end, m->pgoff, path, NULL};
-		if (d->offline)
-			ls_sym_add_mapping(d->offline, m->h.pid, &sm, m->build_id,
-					   m->build_id_len <= sizeof(m->build_id) ? m->build_id_len : 0);
-	} else if (rec->type == LS_REC_DROPS && rec->size >= sizeof(struct ls_rec_drops)) {
-		l->stack_errors = ((const struct ls_rec_drops *)rec)->stack_errors;
-	}
-}
-
-static void stack_loader_finish(struct stack_loader *l, struct stack_data *out)
-{
-	if (l->stack_errors) /* nothing lost silently */
-		fprintf(stderr,
-			"latsplit flame: warning: %llu stacks were not captured while recording (stack "
-			"map full or a walk failed); their samples and blocked time show as [no stack]\n",
-			(unsigned long long)l->stack_errors);
-	if (l->d.nsyms)
-		qsort(l->d.syms, l->d.nsyms, sizeof(*l->d.syms), sym_cmp);
-	if (l->d.nstacks)
-		qsort(l->d.stacks, l->d.nstacks, sizeof(*l->d.stacks), stk_cmp);
-	if (l->d.nsamples)
-		qsort(l->d.samples, l->d.nsamples, sizeof(*l->d.samples), sample_cmp);
-	/* blocked spans: from a switch-out with stacks to that thread's next
-	 * switch-in (a block never closed, at the end of the capture or with
-	 * the switch-in lost, is dropped); then sorted by start */
-	if (l->nsw)
-		qsort(l->sw, l->nsw, sizeof(*l->sw), switch_cmp);
-	size_t kept = 0;
-	for (size_t i = 0; i < l->nsw; i++) {
-		const struct switch_ev *sw = l->sw;
-		if (sw[i].in || i + 1 == l->nsw || sw[i + 1].tid != sw[i].tid || !sw[i + 1].in)
-			continue;
-		l->d.blocked[sw[i].block].end = sw[i + 1].ts;
-	}
-	for (size_t i = 0; i < l->d.nblocked; i++)
-		if (l->d.blocked[i].end)
-			l->d.blocked[kept++] = l->d.blocked[i];
-	l->d.nblocked = kept;
-	free(l->sw);
-	if (l->d.nblocked) {
-		qsort(l->d.blocked, l->d.nblocked, sizeof(*l->d.blocked), block_cmp);
-		l->d.maxend = malloc(l->d.nblocked * sizeof(*l->d.maxend));
-		if (!l->d.maxend)
-			abort();
-		for (size_t i = 0; i < l->d.nblocked; i++)
-			l->d.maxend[i] = i && l->d.maxend[i - 1] > l->d.blocked[i].end
-						 ? l->d.maxend[i - 1]
-						 : l->d.blocked[i].end;
-	}
-	*out = l->d;
-}
 
 /* A cut or damaged capture draws less than was recorded: say what was lost,
  * as report does. */
@@ -315,10 +41,10 @@ static void warn_loss(const struct ls_reader *rd, const char *path)
 }
 
 /* A capture's stack data, read on its own (cpu and offcpu graphs). */
-static int load_stack_data(const char *path, const char *debug_dir, struct stack_data *dd,
+static int load_stack_data(const char *path, const char *debug_dir, struct ls_stack_data *dd,
 			   __u64 *sources, char *err, size_t len)
 {
-	struct stack_loader l = {.debug_dir = debug_dir};
+	struct ls_stack_loader l = {.debug_dir = debug_dir};
 	struct ls_reader *rd;
 	const struct ls_hdr *rec;
 
@@ -326,26 +52,13 @@ static int load_stack_data(const char *path, const char *debug_dir, struct stack
 		return -1;
 	*sources = ls_reader_header(rd)->sources;
 	while (ls_reader_next(rd, &rec) == 1)
-		stack_loader_add(&l, rec);
-	stack_loader_finish(&l, dd);
+		ls_stack_loader_add(&l, rec);
+	ls_stack_loader_finish(&l, dd);
 	warn_loss(rd, path);
 	ls_reader_close(rd);
 	return 0;
 }
 
-static void free_stack_data(struct stack_data *d)
-{
-	for (size_t i = 0; i < d->nstacks; i++)
-		free((char *)d->stacks[i].ips - sizeof(struct ls_rec_stack));
-	for (size_t i = 0; i < d->nsyms; i++)
-		free((char *)d->syms[i].name - sizeof(struct ls_rec_sym));
-	free(d->samples);
-	free(d->stacks);
-	free(d->syms);
-	free(d->blocked);
-	free(d->maxend);
-	ls_sym_free(d->offline);
-}
 
 /* One stack of a graph with its weight (samples or ns). */
 struct weighted {
@@ -379,7 +92,7 @@ static void push_weighted(struct weighted **v, size_t *n, size_t *cap, __u32 pid
 
 /* Adds the stacks of v (sorted here, identical ones merged) under the
  * frames of prefix (NULL-terminated, may be NULL). */
-static void add_merged(struct ls_flame *f, const struct stack_data *d, struct weighted *v, size_t nv,
+static void add_merged(struct ls_flame *f, const struct ls_stack_data *d, struct weighted *v, size_t nv,
 		       const char *const *prefix)
 {
 	static char names[256][128];
@@ -397,7 +110,7 @@ static void add_merged(struct ls_flame *f, const struct stack_data *d, struct we
 		uint64_t w = v[i].weight;
 		while (j < nv && !weighted_cmp(&v[i], &v[j]))
 			w += v[j++].weight;
-		int n = frames(d, v[i].pid, v[i].comm, v[i].ustack, v[i].kstack, names, fr + np, 256);
+		int n = ls_stack_frames(d, v[i].pid, v[i].comm, v[i].ustack, v[i].kstack, names, fr + np, 256);
 		ls_flame_add(f, fr, np + n, w);
 		i = j;
 	}
@@ -406,7 +119,7 @@ static void add_merged(struct ls_flame *f, const struct stack_data *d, struct we
 static int stack_flame(struct ls_flame *f, const char *path, const char *debug_dir, bool offcpu,
 		       unsigned long pid, char *err, size_t len)
 {
-	struct stack_data d;
+	struct ls_stack_data d;
 	__u64 sources;
 
 	if (load_stack_data(path, debug_dir, &d, &sources, err, len))
@@ -414,7 +127,7 @@ static int stack_flame(struct ls_flame *f, const char *path, const char *debug_d
 	if (!(sources & (offcpu ? LS_SRC_OFFCPU : LS_SRC_SAMPLES))) {
 		snprintf(err, len, "%s: no %s stacks in this capture (recorded with %s)", path,
 			 offcpu ? "off-CPU" : "on-CPU", offcpu ? "--no-offcpu" : "-F 0 or a failed sampler");
-		free_stack_data(&d);
+		ls_stack_data_free(&d);
 		return -1;
 	}
 	/* identical stacks are merged first: a profile has many samples and
@@ -423,7 +136,7 @@ static int stack_flame(struct ls_flame *f, const char *path, const char *debug_d
 	size_t nv = 0, capv = 0;
 	if (offcpu) {
 		for (size_t i = 0; i < d.nblocked; i++) {
-			const struct pending_block *p = &d.blocked[i];
+			const struct ls_block *p = &d.blocked[i];
 			if (pid && p->pid != pid)
 				continue;
 			push_weighted(&v, &nv, &capv, p->pid, p->ustack, p->kstack, p->comm,
@@ -431,14 +144,14 @@ static int stack_flame(struct ls_flame *f, const char *path, const char *debug_d
 		}
 	}
 	for (size_t i = 0; !offcpu && i < d.nsamples; i++) {
-		const struct sample *e = &d.samples[i];
+		const struct ls_sample *e = &d.samples[i];
 		if (pid && e->pid != pid)
 			continue;
 		push_weighted(&v, &nv, &capv, e->pid, e->ustack, e->kstack, e->comm, 1);
 	}
 	add_merged(f, &d, v, nv, NULL);
 	free(v);
-	free_stack_data(&d);
+	ls_stack_data_free(&d);
 	return 0;
 }
 
@@ -489,7 +202,7 @@ static int gpu_flame(struct ls_flame *f, const char *path, const char *debug_dir
 	static const char *const dir[4] = {"memcpy other", "memcpy H2D", "memcpy D2H", "memcpy D2D"};
 	static char names[256][128];
 	const char *fr[260];
-	struct stack_data d;
+	struct ls_stack_data d;
 	struct ls_reader *rd;
 	const struct ls_hdr *rec;
 	struct launch *lv = NULL;
@@ -504,7 +217,7 @@ static int gpu_flame(struct ls_flame *f, const char *path, const char *debug_dir
 
 	if (ls_reader_open(&rd, path, err, len) < 0) {
 		if (have_d)
-			free_stack_data(&d);
+			ls_stack_data_free(&d);
 		return -1;
 	}
 	while (ls_reader_next(rd, &rec) == 1) {
@@ -548,7 +261,7 @@ static int gpu_flame(struct ls_flame *f, const char *path, const char *debug_dir
 		fr[0] = "gpu";
 		int n = 1;
 		if (ustack >= 0) {
-			n += frames(&d, g->h.pid, comm, ustack, -1, names, fr + 1, 256);
+			n += ls_stack_frames(&d, g->h.pid, comm, ustack, -1, names, fr + 1, 256);
 		} else {
 			snprintf(names[0], sizeof(names[0]), "%s (%u)", comm, g->h.pid);
 			fr[n++] = names[0];
@@ -561,7 +274,7 @@ static int gpu_flame(struct ls_flame *f, const char *path, const char *debug_dir
 	free(procs);
 	free(lv);
 	if (have_d)
-		free_stack_data(&d);
+		ls_stack_data_free(&d);
 	return 0;
 }
 
@@ -580,7 +293,7 @@ static uint64_t overlap(const struct ls_spans *w, uint64_t b, uint64_t e)
 /* total spread over the stacks of v in proportion to their weights (the
  * remainder to the last, so it stays exact) under prefix; with no stack,
  * the whole of it under prefix;missing. Frees v. */
-static void add_shared(struct ls_flame *f, const struct stack_data *d, struct weighted *v,
+static void add_shared(struct ls_flame *f, const struct ls_stack_data *d, struct weighted *v,
 		       size_t nv, uint64_t total, const char *const prefix[3], const char *missing)
 {
 	uint64_t sum = 0, left = total;
@@ -603,7 +316,7 @@ static void add_shared(struct ls_flame *f, const struct stack_data *d, struct we
 /* latency;other, expanded: a request's "other" time spread over the engine
  * group's blocked spans (off-CPU stacks) overlapping the instants the split
  * called other, in proportion to the overlap. None: "[no blocked stack]". */
-static void expand_other(struct ls_flame *f, const struct stack_data *d,
+static void expand_other(struct ls_flame *f, const struct ls_stack_data *d,
 			 const struct ls_timeline *tl, const struct ls_spans *where,
 			 uint64_t other_ns)
 {
@@ -621,7 +334,7 @@ static void expand_other(struct ls_flame *f, const struct stack_data *d,
 			hi = mid;
 	}
 	for (size_t i = lo; where->n && i < d->nblocked && d->blocked[i].ts < e; i++) {
-		const struct pending_block *p = &d->blocked[i];
+		const struct ls_block *p = &d->blocked[i];
 		uint64_t o;
 		if (!ls_timeline_in_group(tl, p->pid) || !(o = overlap(where, p->ts, p->end)))
 			continue;
@@ -633,7 +346,7 @@ static void expand_other(struct ls_flame *f, const struct stack_data *d,
 /* latency;host, expanded: a request's host time spread evenly over the
  * engine group's CPU samples taken at instants the split called host (their
  * stacks show what the host was doing). None: "[not sampled]". */
-static void expand_host(struct ls_flame *f, const struct stack_data *d,
+static void expand_host(struct ls_flame *f, const struct ls_stack_data *d,
 			const struct ls_timeline *tl, const struct ls_spans *where, uint64_t host_ns)
 {
 	/* "[not sampled]": no sample fell on the request's host instants
@@ -654,7 +367,7 @@ static void expand_host(struct ls_flame *f, const struct stack_data *d,
 			hi = mid;
 	}
 	for (size_t i = lo; i < d->nsamples && d->samples[i].ts < where->v[where->n - 1].e; i++) {
-		const struct sample *smp = &d->samples[i];
+		const struct ls_sample *smp = &d->samples[i];
 		if (!ls_timeline_in_group(tl, smp->pid))
 			continue;
 		while (k < where->n && where->v[k].e <= smp->ts)
@@ -701,7 +414,7 @@ static void latency_request(void *ctx, const struct ls_request *r, const struct 
 }
 
 static void latency_flame(struct ls_flame *f, struct latency_sink *ls, const struct ls_timeline *tl,
-			  const struct stack_data *d, const char *component)
+			  const struct ls_stack_data *d, const char *component)
 {
 	for (size_t i = 0; i < ls->n; i++) {
 		struct lat_req *q = &ls->v[i];
@@ -801,24 +514,24 @@ int cmd_flame(int argc, char **argv)
 		return 1;
 	if (!strcmp(kind, "latency")) {
 		/* one pass: the analysis core's loop also feeds the stack data */
-		struct stack_loader l = {.debug_dir = debug_dir};
-		struct ls_consumer stacks = {stack_loader_add, &l};
+		struct ls_stack_loader l = {.debug_dir = debug_dir};
+		struct ls_consumer stacks = {ls_stack_loader_add, &l};
 		struct ls_analysis a;
-		struct stack_data d;
+		struct ls_stack_data d;
 		struct latency_sink ls = {.ttft = ttft, .request = request, .pid = pid};
 		struct ls_request_sink sink = {latency_request, &ls};
 		ls.a = &a;
 		if (ls_analysis_run(&a, path, &stacks, 1, &sink, 1, err, sizeof(err))) {
-			stack_loader_finish(&l, &d);
-			free_stack_data(&d);
+			ls_stack_loader_finish(&l, &d);
+			ls_stack_data_free(&d);
 			free(ls.v);
 			ls_err("flame", "%s", err);
 			ls_flame_free(f);
 			return 1;
 		}
-		stack_loader_finish(&l, &d);
+		ls_stack_loader_finish(&l, &d);
 		latency_flame(f, &ls, a.tl, ls.stacks ? &d : NULL, component);
-		free_stack_data(&d);
+		ls_stack_data_free(&d);
 		warn_loss(a.rd, path);
 		ls_analysis_free(&a);
 	} else if (!strcmp(kind, "gpu") ? gpu_flame(f, path, debug_dir, pid, err, sizeof(err))

@@ -19,7 +19,9 @@
 #include "cli.h"
 #include "grow.h"
 #include "latsplit/engine.h"
+#include "idmap.h"
 #include "perfetto.h"
+#include "stacks.h"
 
 #define U_REQUESTS 1ull
 #define U_GPU 2ull
@@ -36,6 +38,7 @@ struct tspan {
 	uint64_t b, e;
 	uint32_t tgid, tid;
 	int kind;
+	int32_t ustack, kstack; /* blocked: the stack it blocked in (-1: none) */
 };
 
 struct tick {
@@ -69,6 +72,8 @@ struct tl_ctx {
 	size_t nrequests;
 	struct { uint64_t track, end; } *lanes;
 	size_t nlanes, caplanes;
+	struct ls_stack_loader stacks;
+	struct ls_idmap blocked_in; /* tid + 1 -> its last blocking stacks (ustack << 32 | kstack) */
 };
 
 static bool in_window(const struct tl_ctx *c, uint64_t b, uint64_t e)
@@ -94,6 +99,13 @@ static void on_record(void *ctx, const struct ls_hdr *rec)
 	case LS_EV_SCHED_SWITCH: {
 		const struct ls_ev_sched_switch *s = (const void *)rec;
 		size_t i;
+		if (s->prev_state && rec->tid) {
+			uint64_t v = (uint64_t)(uint32_t)s->prev_ustack << 32 | (uint32_t)s->prev_kstack;
+			uint64_t key = (uint64_t)rec->tid + 1;
+			ls_idmap_remove(&c->blocked_in, key);
+			if (v != UINT64_MAX) /* both -1: no stack */
+				ls_idmap_put(&c->blocked_in, key, (void *)(uintptr_t)v);
+		}
 		for (i = 0; i < c->nthreads && c->threads[i].tid != s->next_tid; i++)
 			;
 		if (i == c->nthreads && s->next_tid) {
@@ -145,8 +157,16 @@ static void on_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t t
 		c->eng[c->neng].xrid[63] = '\0';
 		c->neng++;
 	} else {
+		int32_t us = -1, ks = -1;
+		if (kind == LS_SPAN_BLOCKED) {
+			uint64_t v = (uintptr_t)ls_idmap_get(&c->blocked_in, (uint64_t)tid + 1);
+			if (v) {
+				us = (int32_t)(v >> 32);
+				ks = (int32_t)(uint32_t)v;
+			}
+		}
 		GROW(c->sp, c->nsp, c->capsp);
-		c->sp[c->nsp++] = (struct tspan){b, e, tgid, tid, kind};
+		c->sp[c->nsp++] = (struct tspan){b, e, tgid, tid, kind, us, ks};
 	}
 }
 
@@ -248,7 +268,7 @@ static const char *proc_name(const struct tl_ctx *c, uint32_t pid)
 	return "?";
 }
 
-static void emit_threads(struct tl_ctx *c)
+static void emit_threads(struct tl_ctx *c, const struct ls_stack_data *d)
 {
 	static const char *const names[] = {"running", "runnable", "blocked"};
 	struct tick *rq = NULL;
@@ -271,7 +291,20 @@ static void emit_threads(struct tl_ctx *c)
 			ls_pf_track(c->pf, U_THREAD + t->tid, U_PROC + t->tgid, LS_PF_THREAD, tn, t->tgid,
 				    t->tid);
 		}
-		ls_pf_slice(c->pf, U_THREAD + t->tid, t->b, t->e, names[t->kind], 0, NULL, 0, 0, false);
+		struct ls_pf_arg st[1];
+		int nst = 0;
+		char stack[1024];
+		if (t->kind == LS_SPAN_BLOCKED && (t->ustack >= 0 || t->kstack >= 0) && d) {
+			char nm[96][128];
+			const char *fr[96];
+			int n = ls_stack_frames(d, t->tgid, "", t->ustack, t->kstack, nm, fr, 96);
+			size_t at = 0;
+			stack[0] = '\0';
+			for (int k = 1; k < n && at + 2 < sizeof(stack); k++) /* fr[0]: the process */
+				at += snprintf(stack + at, sizeof(stack) - at, "%s%s", k > 1 ? ";" : "", fr[k]);
+			st[nst++] = (struct ls_pf_arg){"stack", stack, 0};
+		}
+		ls_pf_slice(c->pf, U_THREAD + t->tid, t->b, t->e, names[t->kind], 0, st, nst, 0, false);
 		if (t->kind == LS_SPAN_RUNNABLE) {
 			GROW(rq, nrq, caprq);
 			rq[nrq++] = (struct tick){t->b, 1};
@@ -472,7 +505,8 @@ int cmd_timeline(int argc, char **argv)
 	struct ls_reader *rd;
 	struct ls_analysis a = {0};
 	const struct ls_hdr *rec;
-	struct ls_consumer cons = {on_record, &c};
+	struct ls_consumer cons[2] = {{on_record, &c}, {ls_stack_loader_add, &c.stacks}};
+	struct ls_stack_data sd = {0};
 	struct ls_request_sink sink = {on_request, &c};
 	struct ls_span_sink spans = {on_span, &c};
 	if (ls_reader_open(&rd, path, err, sizeof(err)) < 0) {
@@ -483,7 +517,7 @@ int cmd_timeline(int argc, char **argv)
 	/* BOOTTIME is MONOTONIC plus suspend time; the capture has no suspend
 	 * record, so the snapshot pairs them equal at the header's instant */
 	c.pf = ls_pf_new(h->monotonic_ns, h->monotonic_ns);
-	if (!c.pf || ls_analysis_begin(&a, h->track_all, &cons, 1, &sink, 1, err, sizeof(err))) {
+	if (!c.pf || ls_analysis_begin(&a, h->track_all, cons, 2, &sink, 1, err, sizeof(err))) {
 		ls_err("timeline", "out of memory");
 		goto out;
 	}
@@ -502,7 +536,8 @@ int cmd_timeline(int argc, char **argv)
 		}
 	}
 	ls_analysis_end(&a, err, sizeof(err));
-	emit_threads(&c);
+	ls_stack_loader_finish(&c.stacks, &sd);
+	emit_threads(&c, &sd);
 	emit_gpu(&c);
 	emit_busy(&c);
 	emit_engine(&c);
@@ -546,5 +581,7 @@ out:
 	free(c.inflight);
 	free(c.rtx);
 	free(c.lanes);
+	ls_stack_data_free(&sd);
+	ls_idmap_free(&c.blocked_in);
 	return rc;
 }

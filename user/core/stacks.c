@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A capture's stack data (see stacks.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "stacks.h"
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct ls_symrec *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->ip < y->ip ? -1 : x->ip > y->ip;
+}
+
+const char *ls_stack_sym(const struct ls_stack_data *d, __u32 pid, __u64 ip, char *buf, size_t len)
+{
+	struct ls_symrec key = {pid, ip, NULL};
+	const struct ls_symrec *s = d->nsyms ? bsearch(&key, d->syms, d->nsyms, sizeof(key), sym_cmp) : NULL;
+
+	if (s)
+		return s->name;
+	if (pid && d->offline)
+		return ls_sym_resolve(d->offline, pid, ip, buf, len);
+	snprintf(buf, len, "0x%llx", (unsigned long long)ip);
+	return buf;
+}
+
+static int stk_cmp(const void *a, const void *b)
+{
+	const struct ls_stk *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* stacks are sorted by id once loaded */
+const struct ls_stk *ls_stack_of(const struct ls_stack_data *d, __s32 id)
+{
+	struct ls_stk key = {.id = id};
+
+	return id >= 0 && d->nstacks ? bsearch(&key, d->stacks, d->nstacks, sizeof(key), stk_cmp) : NULL;
+}
+
+static int sample_cmp(const void *a, const void *b)
+{
+	const struct ls_sample *x = a, *y = b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* By thread, then time; at the same instant a switch-in first (the thread
+ * cannot block and be switched in at one timestamp; if the clock says so,
+ * the block has not ended yet). */
+static int switch_cmp(const void *a, const void *b)
+{
+	const struct ls_switch_ev *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (int)y->in - (int)x->in;
+}
+
+static int block_cmp(const void *a, const void *b)
+{
+	const struct ls_block *x = a, *y = b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static void *dup_rec(const struct ls_hdr *h)
+{
+	void *c = malloc(h->size);
+	if (!c)
+		abort();
+	memcpy(c, h, h->size);
+	return c;
+}
+
+
+/* The innermost kernel frames of a stack taken in a tracepoint are the
+ * tracing machinery itself (the BPF program, bpf_trace_run4,
+ * __traceiter_sched_switch): not where the thread was. */
+bool ls_tracing_frame(const char *name)
+{
+	static const char *const prefix[] = {"bpf_prog_", "bpf_trace_run", "__traceiter_",
+					     "__bpf_trace_", "perf_trace_"};
+
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+			return true;
+	return false;
+}
+
+/* Frames root first: process, user stack outermost first, kernel stack
+ * (without the tracing machinery's own frames at its leaf). */
+int ls_stack_frames(const struct ls_stack_data *d, __u32 pid, const char *comm, __s32 ustack,
+		  __s32 kstack, char names[][128], const char **fr, int max)
+{
+	const struct ls_stk *u = ls_stack_of(d, ustack), *k = ls_stack_of(d, kstack);
+	int n = 0, kfirst = 0;
+	char tmp[128];
+
+	while (k && kfirst < (int)k->n &&
+	       ls_tracing_frame(ls_stack_sym(d, 0, k->ips[kfirst], tmp, sizeof(tmp))))
+		kfirst++;
+
+	snprintf(names[n], 128, "%s (%u)", comm, pid);
+	fr[n] = names[n];
+	n++;
+	for (int i = u ? (int)u->n - 1 : -1; i >= 0 && n < max; i--, n++)
+		fr[n] = ls_stack_sym(d, pid, u->ips[i], names[n], 128);
+	for (int i = k ? (int)k->n - 1 : -1; i >= kfirst && n < max; i--, n++) {
+		snprintf(names[n], 128, "%s_[k]", ls_stack_sym(d, 0, k->ips[i], tmp, sizeof(tmp)));
+		fr[n] = names[n];
+	}
+	if (!u && !k && n < max)
+		fr[n++] = "[no stack]";
+	return n;
+}
+
+
+void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
+{
+	struct ls_stack_loader *l = ctx;
+	struct ls_stack_data *d = &l->d;
+
+	if (rec->type == LS_REC_STACK) {
+		const struct ls_rec_stack *s = (const void *)rec;
+		struct ls_rec_stack *c = dup_rec(rec);
+		__u32 n = s->nips;
+		if (sizeof(*s) + n * 8 > rec->size)
+			n = (rec->size - sizeof(*s)) / 8;
+		GROW(d->stacks, d->nstacks, d->capstacks);
+		d->stacks[d->nstacks++] = ((struct ls_stk){s->id, n, (const __u64 *)(c + 1)});
+	} else if (rec->type == LS_REC_SYM) {
+		struct ls_rec_sym *c = dup_rec(rec);
+		((char *)c)[rec->size - 1] = '\0';
+		GROW(d->syms, d->nsyms, d->capsyms);
+		d->syms[d->nsyms++] = ((struct ls_symrec){c->h.pid, c->ip, (const char *)(c + 1)});
+	} else if (rec->type == LS_EV_SAMPLE) {
+		const struct ls_ev_sample *e = (const void *)rec;
+		GROW(d->samples, d->nsamples, d->capsamples);
+		struct ls_sample *sm = &d->samples[d->nsamples++];
+		*sm = (struct ls_sample){e->h.ts, e->h.pid, e->ustack, e->kstack, ""};
+		memcpy(sm->comm, e->comm, LS_COMM_LEN);
+	} else if (rec->type == LS_EV_SCHED_SWITCH) {
+		const struct ls_ev_sched_switch *e = (const void *)rec;
+		GROW(l->sw, l->nsw, l->capsw);
+		l->sw[l->nsw++] = (struct ls_switch_ev){e->h.ts, e->next_tid, true, 0};
+		if (e->prev_ustack >= 0 || e->prev_kstack >= 0) {
+			GROW(d->blocked, d->nblocked, d->capblocked);
+			struct ls_block *pb = &d->blocked[d->nblocked];
+			*pb = (struct ls_block){e->h.tid, e->h.pid, e->h.ts, 0, e->prev_ustack,
+						     e->prev_kstack, ""};
+			memcpy(pb->comm, e->prev_comm, LS_COMM_LEN);
+			GROW(l->sw, l->nsw, l->capsw);
+			l->sw[l->nsw++] = (struct ls_switch_ev){e->h.ts, e->h.tid, false, d->nblocked++};
+		}
+	} else if (rec->type == LS_REC_MAPPING) {
+		const struct ls_rec_mapping *m = (const void *)rec;
+		char path[4096];
+		size_t n = rec->size - sizeof(*m);
+		snprintf(path, sizeof(path), "%.*s", (int)(n < sizeof(path) ? n : sizeof(path) - 1),
+			 (const char *)(m + 1));
+		if (!d->offline && (d->offline = ls_sym_new()) && l->debug_dir)
+			ls_sym_set_debug_dir(d->offline, l->debug_dir);
+		struct ls_sym_mapping sm = {m->start, m->end, m->pgoff, path, NULL};
+		if (d->offline)
+			ls_sym_add_mapping(d->offline, m->h.pid, &sm, m->build_id,
+					   m->build_id_len <= sizeof(m->build_id) ? m->build_id_len : 0);
+	} else if (rec->type == LS_REC_DROPS && rec->size >= sizeof(struct ls_rec_drops)) {
+		l->stack_errors = ((const struct ls_rec_drops *)rec)->stack_errors;
+	}
+}
+
+void ls_stack_loader_finish(struct ls_stack_loader *l, struct ls_stack_data *out)
+{
+	if (l->stack_errors) /* nothing lost silently */
+		fprintf(stderr,
+			"latsplit flame: warning: %llu stacks were not captured while recording (stack "
+			"map full or a walk failed); their samples and blocked time show as [no stack]\n",
+			(unsigned long long)l->stack_errors);
+	if (l->d.nsyms)
+		qsort(l->d.syms, l->d.nsyms, sizeof(*l->d.syms), sym_cmp);
+	if (l->d.nstacks)
+		qsort(l->d.stacks, l->d.nstacks, sizeof(*l->d.stacks), stk_cmp);
+	if (l->d.nsamples)
+		qsort(l->d.samples, l->d.nsamples, sizeof(*l->d.samples), sample_cmp);
+	/* blocked spans: from a switch-out with stacks to that thread's next
+	 * switch-in (a block never closed, at the end of the capture or with
+	 * the switch-in lost, is dropped); then sorted by start */
+	if (l->nsw)
+		qsort(l->sw, l->nsw, sizeof(*l->sw), switch_cmp);
+	size_t kept = 0;
+	for (size_t i = 0; i < l->nsw; i++) {
+		const struct ls_switch_ev *sw = l->sw;
+		if (sw[i].in || i + 1 == l->nsw || sw[i + 1].tid != sw[i].tid || !sw[i + 1].in)
+			continue;
+		l->d.blocked[sw[i].block].end = sw[i + 1].ts;
+	}
+	for (size_t i = 0; i < l->d.nblocked; i++)
+		if (l->d.blocked[i].end)
+			l->d.blocked[kept++] = l->d.blocked[i];
+	l->d.nblocked = kept;
+	free(l->sw);
+	if (l->d.nblocked) {
+		qsort(l->d.blocked, l->d.nblocked, sizeof(*l->d.blocked), block_cmp);
+		l->d.maxend = malloc(l->d.nblocked * sizeof(*l->d.maxend));
+		if (!l->d.maxend)
+			abort();
+		for (size_t i = 0; i < l->d.nblocked; i++)
+			l->d.maxend[i] = i && l->d.maxend[i - 1] > l->d.blocked[i].end
+						 ? l->d.maxend[i - 1]
+						 : l->d.blocked[i].end;
+	}
+	*out = l->d;
+}
+
+void ls_stack_data_free(struct ls_stack_data *d)
+{
+	for (size_t i = 0; i < d->nstacks; i++)
+		free((char *)d->stacks[i].ips - sizeof(struct ls_rec_stack));
+	for (size_t i = 0; i < d->nsyms; i++)
+		free((char *)d->syms[i].name - sizeof(struct ls_rec_sym));
+	free(d->samples);
+	free(d->stacks);
+	free(d->syms);
+	free(d->blocked);
+	free(d->maxend);
+	ls_sym_free(d->offline);
+}
