@@ -736,16 +736,18 @@ static void attribute_retransmits(struct ls_corr *c, struct conn *cn)
 	}
 }
 
-/* Delivery (DESIGN.md §6): the client had byte `off` when its last
- * transmission arrived, estimated as that transmission plus half the
+/* Delivery (DESIGN.md §6): TCP hands bytes over in order, so the client
+ * could read byte `off` once every byte of the response up to it had
+ * arrived: the last transmission of any byte in [from, off] (a loss
+ * before it holds it back until the retransmission), plus half the
  * connection's smallest smoothed RTT (the path's one-way delay with the
  * least queueing), and never later than the ACK covering it (`ack`, 0:
  * none). Error: the one-way delay's deviation from half that RTT (path
  * asymmetry, queueing at that instant): at most the srtt spread, usually
  * well under a millisecond on a LAN; on loopback RTT/2 is microseconds.
- * first_tx (optional): the first transmission of the byte at or after
- * `since`. 0: no transmission record covers it. */
-static uint64_t delivered(const struct conn *cn, uint64_t off, uint64_t since, uint64_t ack,
+ * first_tx (optional): the first transmission of byte `off` itself.
+ * 0: no transmission record covers it. */
+static uint64_t delivered(const struct conn *cn, uint64_t from, uint64_t off, uint64_t ack,
 			  uint64_t *first_tx, size_t *first_i)
 {
 	uint64_t last = 0, first = 0;
@@ -753,18 +755,17 @@ static uint64_t delivered(const struct conn *cn, uint64_t off, uint64_t since, u
 
 	for (size_t i = 0; i < cn->nxm; i++) {
 		const struct xmit *x = &cn->xm[i];
-		if (x->b > off || x->e <= off)
+		if (x->b > off || x->e <= from)
 			continue;
 		if (x->ts > last)
 			last = x->ts;
 		/* sent inside the write syscall: before the write's exit */
-		if (!first || x->ts < first) {
+		if (x->e > off && (!first || x->ts < first)) {
 			first = x->ts;
 			fi = i;
 		}
 	}
-	(void)since;
-	if (!last)
+	if (!last || !first)
 		return 0;
 	if (first_tx)
 		*first_tx = first;
@@ -795,10 +796,10 @@ static void delivery(struct conn *cn, struct ls_request *r)
 	if (!cn->nxm)
 		return;
 	if (r->out_end && r->t_end)
-		r->t_dlv = delivered(cn, r->out_end - 1, r->t_out, r->t_end, NULL, NULL);
+		r->t_dlv = delivered(cn, r->out_begin, r->out_end - 1, r->t_end, NULL, NULL);
 	if (r->first_end && r->t_first) {
 		uint64_t ack = time_past(&cn->acks, r->first_end - 1);
-		r->t_first_dlv = delivered(cn, r->first_end - 1, r->t_first, ack, NULL, NULL);
+		r->t_first_dlv = delivered(cn, r->out_begin, r->first_end - 1, ack, NULL, NULL);
 		if (r->t_first_dlv && r->t_first_dlv < r->t_first)
 			r->t_first_dlv = r->t_first; /* sent inside the write: delivered after its exit */
 	}
@@ -810,7 +811,7 @@ static void delivery(struct conn *cn, struct ls_request *r)
 		if (!off)
 			continue;
 		ack = time_past(&cn->acks, off - 1);
-		d = delivered(cn, off - 1, ts, ack, &first, &fi);
+		d = delivered(cn, r->out_begin, off - 1, ack, &first, &fi);
 		if (!d)
 			continue;
 		w[n++] = d > ts ? d - ts : 0;
