@@ -131,9 +131,12 @@ $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread
 
-$(BUILD)/bench-capture: tests/bench/bench_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/order.o $(BUILD)/user/out/format.o $(BUILD)/user/core/requests.o
+# the analysis library (core + out), for helpers and benches that need more
+# than the capture format
+LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
+$(BUILD)/bench-capture: tests/bench/bench_capture.c $(LIB_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm
 
 FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/core/http.c user/core/http.h | $(BUILD)
@@ -157,7 +160,6 @@ $(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/core/capture
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
-LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 $(BUILD)/live-replay: tests/helpers/live_replay.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm
@@ -174,7 +176,7 @@ $(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/core/captu
 # one target may run in parallel, and nothing may build before gcc exists.
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http $(BUILD)/fuzz-capture \
-		$(BUILD)/san/latsplit
+		$(BUILD)/san/latsplit $(BENCH_BINS)
 	@tests/run.sh
 
 # The README's two set-up commands in a minimal Debian 12 chroot (needs root).

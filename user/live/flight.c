@@ -160,8 +160,18 @@ static void seal(struct ls_flight *f)
 	if (!f->bnrec)
 		return;
 	clen = compressBound(f->blen);
-	x.data = malloc(clen);
-	if (x.data && compress2(x.data, &clen, f->blk, f->blen, 1) == Z_OK) {
+	/* compressed into a scratch buffer, kept at its own size: a frame
+	 * holds ~1/5 of its raw bytes, not compressBound's worst case */
+	if (clen > f->zcap) {
+		unsigned char *z = realloc(f->z, clen);
+		if (z) {
+			f->z = z;
+			f->zcap = clen;
+		}
+	}
+	if (clen <= f->zcap && compress2(f->z, &clen, f->blk, f->blen, 1) == Z_OK &&
+	    (x.data = malloc(clen))) {
+		memcpy(x.data, f->z, clen);
 		x.clen = clen;
 		if (f->f0 && f->f0 * 2 >= f->nf) {
 			memmove(f->fr, f->fr + f->f0, (f->nf - f->f0) * sizeof(*f->fr));
@@ -172,8 +182,7 @@ static void seal(struct ls_flight *f)
 		f->fr[f->nf++] = x;
 		f->bytes += clen;
 	} else {
-		free(x.data);
-		f->evicted_frames++;
+		f->evicted_frames++; /* no memory: the frame is lost, and counted */
 	}
 	f->blen = f->bnrec = 0;
 	while (f->f0 < f->nf && (f->fr[f->f0].last + f->keep_ns < f->b_last || f->bytes > f->max_bytes)) {
@@ -532,6 +541,7 @@ void ls_flight_free(struct ls_flight *f)
 		drop_oldest(f);
 	free(f->fr);
 	free(f->blk);
+	free(f->z);
 	free(f->side);
 	free(f->drops);
 	for (size_t i = 0; i < f->procs.cap; i++)

@@ -61,6 +61,8 @@ struct ls_flight {
 	size_t blen, bcap;
 	uint64_t b_first, b_last;
 	uint32_t bnrec;
+	unsigned char *z; /* compression scratch */
+	size_t zcap;
 	/* compressed frames, oldest first */
 	struct ls_flight_frame *fr;
 	size_t f0, nf, capf, bytes;
