@@ -126,7 +126,7 @@ sysctl -qw kernel.bpf_stats_enabled=$old_stats
 python3 - $T/progs.json <<'PY'
 import json, sys
 progs = [p for p in json.load(open(sys.argv[1])) if p.get("run_cnt")]
-ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "enter_", "exit_",
+ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "net_", "enter_", "exit_",
                                                           "request_", "first_token", "gpu_"))]
 total = sum(p["run_time_ns"] for p in ours)
 print(f"{'program':28s} {'runs':>10s} {'ns/run':>8s} {'total ms':>9s} {'share':>6s}")
