@@ -41,11 +41,6 @@ struct tspan {
 	int32_t ustack, kstack; /* blocked: the stack it blocked in (-1: none) */
 };
 
-struct tick {
-	uint64_t t;
-	int d;
-};
-
 struct tl_ctx {
 	struct ls_pf *pf;
 	unsigned long request, pid;
@@ -65,7 +60,7 @@ struct tl_ctx {
 	size_t ngpu, capgpu;
 	struct { uint64_t ts; uint32_t pid; uint32_t kind; uint64_t req; char xrid[64]; } *eng;
 	size_t neng, capeng;
-	struct tick *inflight;
+	struct ls_tick *inflight;
 	size_t ninflight, capinflight;
 	uint64_t *rtx;
 	size_t nrtx, caprtx;
@@ -236,19 +231,19 @@ static void on_request(void *ctx, const struct ls_request *r, const struct ls_sp
 	if (r->t_end)
 		ls_pf_instant(c->pf, track, r->t_end, "last byte acknowledged", NULL, 0, 0);
 	GROW(c->inflight, c->ninflight, c->capinflight);
-	c->inflight[c->ninflight++] = (struct tick){r->t_start, 1};
+	c->inflight[c->ninflight++] = (struct ls_tick){r->t_start, 1};
 	GROW(c->inflight, c->ninflight, c->capinflight);
-	c->inflight[c->ninflight++] = (struct tick){end, -1};
+	c->inflight[c->ninflight++] = (struct ls_tick){end, -1};
 }
 
 static int tick_cmp(const void *a, const void *b)
 {
-	const struct tick *x = a, *y = b;
+	const struct ls_tick *x = a, *y = b;
 	return x->t != y->t ? (x->t < y->t ? -1 : 1) : x->d - y->d;
 }
 
 /* A step counter from +1/-1 ticks. */
-static void counter(struct ls_pf *pf, uint64_t track, struct tick *t, size_t n)
+static void counter(struct ls_pf *pf, uint64_t track, struct ls_tick *t, size_t n)
 {
 	long v = 0;
 
@@ -271,7 +266,7 @@ static const char *proc_name(const struct tl_ctx *c, uint32_t pid)
 static void emit_threads(struct tl_ctx *c, const struct ls_stack_data *d)
 {
 	static const char *const names[] = {"running", "runnable", "blocked"};
-	struct tick *rq = NULL;
+	struct ls_tick *rq = NULL;
 	size_t nrq = 0, caprq = 0;
 
 	for (size_t i = 0; i < c->nsp; i++) {
@@ -307,9 +302,9 @@ static void emit_threads(struct tl_ctx *c, const struct ls_stack_data *d)
 		ls_pf_slice(c->pf, U_THREAD + t->tid, t->b, t->e, names[t->kind], 0, st, nst, 0, false);
 		if (t->kind == LS_SPAN_RUNNABLE) {
 			GROW(rq, nrq, caprq);
-			rq[nrq++] = (struct tick){t->b, 1};
+			rq[nrq++] = (struct ls_tick){t->b, 1};
 			GROW(rq, nrq, caprq);
-			rq[nrq++] = (struct tick){t->e, -1};
+			rq[nrq++] = (struct ls_tick){t->e, -1};
 		}
 	}
 	if (nrq) {
@@ -400,7 +395,7 @@ static void emit_gpu(struct tl_ctx *c)
 static void emit_busy(struct tl_ctx *c)
 {
 	for (int d = 0; d < 16; d++) {
-		struct tick *t = NULL;
+		struct ls_tick *t = NULL;
 		size_t n = 0, cap = 0;
 		for (size_t i = 0; i < c->ngpu; i++) {
 			const struct ls_ev_gpu *g = &c->gpu[i];
@@ -408,9 +403,9 @@ static void emit_busy(struct tl_ctx *c)
 			    g->kind == LS_GPU_SYNC)
 				continue;
 			GROW(t, n, cap);
-			t[n++] = (struct tick){g->start_ns, 1};
+			t[n++] = (struct ls_tick){g->start_ns, 1};
 			GROW(t, n, cap);
-			t[n++] = (struct tick){g->end_ns, -1};
+			t[n++] = (struct ls_tick){g->end_ns, -1};
 		}
 		if (!n)
 			continue;

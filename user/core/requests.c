@@ -745,12 +745,13 @@ static void attribute_retransmits(struct ls_corr *c, struct conn *cn)
  * none). Error: the one-way delay's deviation from half that RTT (path
  * asymmetry, queueing at that instant): at most the srtt spread, usually
  * well under a millisecond on a LAN; on loopback RTT/2 is microseconds.
- * first_tx (optional): the first transmission of byte `off` itself.
+ * first_tx, last_tx (optional): the first and last transmission of byte
+ * `off` itself.
  * 0: no transmission record covers it. */
 static uint64_t delivered(const struct conn *cn, uint64_t from, uint64_t off, uint64_t ack,
-			  uint64_t *first_tx, size_t *first_i)
+			  uint64_t *first_tx, uint64_t *last_tx, size_t *first_i)
 {
-	uint64_t last = 0, first = 0;
+	uint64_t last = 0, first = 0, self = 0;
 	size_t fi = 0;
 
 	for (size_t i = 0; i < cn->nxm; i++) {
@@ -759,16 +760,23 @@ static uint64_t delivered(const struct conn *cn, uint64_t from, uint64_t off, ui
 			continue;
 		if (x->ts > last)
 			last = x->ts;
-		/* sent inside the write syscall: before the write's exit */
-		if (x->e > off && (!first || x->ts < first)) {
+		if (x->e <= off)
+			continue;
+		/* byte off itself; sent inside the write syscall: before the
+		 * write's exit */
+		if (!first || x->ts < first) {
 			first = x->ts;
 			fi = i;
 		}
+		if (x->ts > self)
+			self = x->ts;
 	}
 	if (!last || !first)
 		return 0;
 	if (first_tx)
 		*first_tx = first;
+	if (last_tx)
+		*last_tx = self;
 	if (first_i)
 		*first_i = fi;
 	uint64_t d = last + (uint64_t)cn->srtt_floor * 500; /* half the RTT, us -> ns */
@@ -796,31 +804,27 @@ static void delivery(struct conn *cn, struct ls_request *r)
 	if (!cn->nxm)
 		return;
 	if (r->out_end && r->t_end)
-		r->t_dlv = delivered(cn, r->out_begin, r->out_end - 1, r->t_end, NULL, NULL);
+		r->t_dlv = delivered(cn, r->out_begin, r->out_end - 1, r->t_end, NULL, NULL, NULL);
 	if (r->first_end && r->t_first) {
 		uint64_t ack = time_past(&cn->acks, r->first_end - 1);
-		r->t_first_dlv = delivered(cn, r->out_begin, r->first_end - 1, ack, NULL, NULL);
+		r->t_first_dlv = delivered(cn, r->out_begin, r->first_end - 1, ack, NULL, NULL, NULL);
 		if (r->t_first_dlv && r->t_first_dlv < r->t_first)
 			r->t_first_dlv = r->t_first; /* sent inside the write: delivered after its exit */
 	}
 	if (!r->ntok || !(w = malloc(r->ntok * sizeof(*w))))
 		return;
 	for (uint32_t i = 0; i < r->ntok; i++) {
-		uint64_t ts = r->tok[i][0], off = r->tok[i][1], first = 0, ack, d;
+		uint64_t ts = r->tok[i][0], off = r->tok[i][1], first = 0, last_tx = 0, ack, d;
 		size_t fi = 0;
 		if (!off)
 			continue;
 		ack = time_past(&cn->acks, off - 1);
-		d = delivered(cn, r->out_begin, off - 1, ack, &first, &fi);
+		d = delivered(cn, r->out_begin, off - 1, ack, &first, &last_tx, &fi);
 		if (!d)
 			continue;
 		w[n++] = d > ts ? d - ts : 0;
 		if (i == 0)
 			r->wire_first_ns = w[n - 1];
-		uint64_t last_tx = 0;
-		for (size_t k = 0; k < cn->nxm; k++)
-			if (cn->xm[k].b <= off - 1 && cn->xm[k].e > off - 1 && cn->xm[k].ts > last_tx)
-				last_tx = cn->xm[k].ts;
 		if (last_tx > first)
 			r->holds[LS_HOLD_RETRANS]++;
 		else if (first > ts && first - ts >= HOLD_NS)

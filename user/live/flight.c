@@ -140,6 +140,23 @@ int ls_flight_init(struct ls_flight *f, const struct ls_file_hdr *hdr, char *err
 	return 0;
 }
 
+/* Room for `need` bytes in a doubling byte buffer; false: out of memory. */
+static bool reserve(unsigned char **buf, size_t *cap, size_t need, size_t first)
+{
+	size_t nc = *cap ? *cap : first;
+	unsigned char *p;
+
+	if (need <= *cap)
+		return true;
+	while (nc < need)
+		nc *= 2;
+	if (!(p = realloc(*buf, nc)))
+		return false;
+	*buf = p;
+	*cap = nc;
+	return true;
+}
+
 static void drop_oldest(struct ls_flight *f)
 {
 	struct ls_flight_frame *x = &f->fr[f->f0];
@@ -162,14 +179,7 @@ static void seal(struct ls_flight *f)
 	clen = compressBound(f->blen);
 	/* compressed into a scratch buffer, kept at its own size: a frame
 	 * holds ~1/5 of its raw bytes, not compressBound's worst case */
-	if (clen > f->zcap) {
-		unsigned char *z = realloc(f->z, clen);
-		if (z) {
-			f->z = z;
-			f->zcap = clen;
-		}
-	}
-	if (clen <= f->zcap && compress2(f->z, &clen, f->blk, f->blen, 1) == Z_OK &&
+	if (reserve(&f->z, &f->zcap, clen, clen) && compress2(f->z, &clen, f->blk, f->blen, 1) == Z_OK &&
 	    (x.data = malloc(clen))) {
 		memcpy(x.data, f->z, clen);
 		x.clen = clen;
@@ -214,14 +224,8 @@ static void side_add(struct ls_flight *f, const struct ls_hdr *rec)
 {
 	size_t a = (rec->size + 7) & ~7u;
 
-	while (f->side_len + a > f->side_cap) {
-		size_t nc = f->side_cap ? f->side_cap * 2 : 65536;
-		unsigned char *p = realloc(f->side, nc);
-		if (!p)
-			return;
-		f->side = p;
-		f->side_cap = nc;
-	}
+	if (!reserve(&f->side, &f->side_cap, f->side_len + a, 65536))
+		return;
 	memcpy(f->side + f->side_len, rec, rec->size);
 	memset(f->side + f->side_len + rec->size, 0, a - rec->size);
 	f->side_len += a;
@@ -314,14 +318,8 @@ void ls_flight_record(void *ctx, const struct ls_hdr *rec)
 		f->now = rec->ts;
 	if (f->bnrec && (f->blen + a > FRAME_BYTES || f->now >= f->b_first + FRAME_NS))
 		seal(f);
-	while (f->blen + a > f->bcap) {
-		size_t nc = f->bcap ? f->bcap * 2 : 65536;
-		unsigned char *p = realloc(f->blk, nc);
-		if (!p)
-			return;
-		f->blk = p;
-		f->bcap = nc;
-	}
+	if (!reserve(&f->blk, &f->bcap, f->blen + a, 65536))
+		return;
 	memcpy(f->blk + f->blen, rec, rec->size);
 	memset(f->blk + f->blen + rec->size, 0, a - rec->size);
 	f->blen += a;
@@ -413,14 +411,8 @@ static void take(struct window *w, const unsigned char *raw, size_t len, uint64_
 			    h->type == LS_EV_CONN_ADOPT || h->type == LS_EV_SOCK_ACCEPT)
 				c->begun = true;
 		}
-		while (w->len + a > w->cap) {
-			size_t nc = w->cap ? w->cap * 2 : 1 << 20;
-			unsigned char *p = realloc(w->buf, nc);
-			if (!p)
-				return;
-			w->buf = p;
-			w->cap = nc;
-		}
+		if (!reserve(&w->buf, &w->cap, w->len + a, 1 << 20))
+			return;
 		memcpy(w->buf + w->len, h, a);
 		w->len += a;
 	}

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "prom.h"
+#include "verdict.h"
 
 static const double duration_edges[] = {0.01, 0.02, 0.04, 0.08, 0.16, 0.3, 0.5, 0.8, 1.0,
 					  1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0,
@@ -42,16 +43,6 @@ static void hist_add(struct ls_prom_hist *h, const double *edges, size_t n, uint
 	h->sum += s;
 }
 
-static const char *part_name(int p)
-{
-	return p == LS_S_N ? "host" : p == LS_S_N + 1 ? "other" : ls_sub_name(p);
-}
-
-static const char *part_comp(int p)
-{
-	return ls_comp_name(p == LS_S_N ? LS_C_HOST : p == LS_S_N + 1 ? LS_C_OTHER : ls_sub_comp(p));
-}
-
 void ls_prom_add(struct ls_prom *p, const struct ls_request *r, const struct ls_split *s)
 {
 	p->outcomes[r->outcome < LS_REQ_NOUTCOMES ? r->outcome : LS_REQ_INCOMPLETE]++;
@@ -62,7 +53,7 @@ void ls_prom_add(struct ls_prom *p, const struct ls_request *r, const struct ls_
 	if (s->ttft != LS_NULL)
 		hist_add(&p->ttft, ttft_edges, NTTFT, s->ttft);
 	for (int k = 0; k < LS_PROM_PARTS; k++) {
-		uint64_t v = k < LS_S_N ? s->sub[k] : s->comp[k == LS_S_N ? LS_C_HOST : LS_C_OTHER];
+		uint64_t v = k < LS_S_N ? s->sub[k] : s->comp[ls_verdict_part_comp(k)];
 		if (v != LS_NULL)
 			hist_add(&p->part[k], ttft_edges, NTTFT, v);
 	}
@@ -103,8 +94,8 @@ void ls_prom_write(FILE *out, const struct ls_prom *p)
 		     "components and sub-parts (they sum to the request's duration).\n"
 		     "# TYPE latsplit_request_component_seconds histogram\n");
 	for (int k = 0; k < LS_PROM_PARTS; k++) {
-		snprintf(labels, sizeof(labels), "component=\"%s\",sub=\"%s\"", part_comp(k),
-			 part_name(k));
+		snprintf(labels, sizeof(labels), "component=\"%s\",sub=\"%s\"", ls_comp_name(ls_verdict_part_comp(k)),
+			 ls_verdict_part_name(k));
 		hist_write(out, "latsplit_request_component_seconds", labels, &p->part[k], ttft_edges,
 			   NTTFT);
 	}

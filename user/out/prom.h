@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "attribute.h"
+#include "verdict.h"
 #include "requests.h"
 
 #define LS_PROM_MAX_EDGES 32
@@ -24,8 +25,8 @@ struct ls_prom_hist {
 	double sum; /* seconds */
 };
 
-/* Host and other are parts of their own, like the verdict's. */
-#define LS_PROM_PARTS (LS_S_N + 2)
+/* Host and other are parts of their own: the verdict's parts. */
+#define LS_PROM_PARTS LS_VERDICT_PARTS
 
 struct ls_prom {
 	struct ls_prom_hist total, ttft, part[LS_PROM_PARTS];
