@@ -148,6 +148,7 @@ static __always_inline int handle_retransmit_synack(const struct sock *sk,
 {
 	struct ls_ev_tcp_retrans *e;
 	__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	__u64 first_us, now_us;
 
 	if (!track_all && !port_tracked(port))
 		return 0;
@@ -160,7 +161,13 @@ static __always_inline int handle_retransmit_synack(const struct sock *sk,
 	e->state = TCP_SYN_RECV;
 	e->kind = LS_RETRANS_SYNACK;
 	e->segs = 1;
-	e->seq = 0;
+	/* when the first SYN-ACK left (tcp_clock_us, the monotonic clock):
+	 * the handshake began then, a retransmission timeout or more ago */
+	first_us = BPF_CORE_READ((const struct tcp_request_sock *)req, snt_synack);
+	now_us = e->h.ts / 1000;
+	e->seq = first_us && first_us <= now_us && now_us - first_us < 0xffffffffULL
+			 ? (__u32)(now_us - first_us)
+			 : 0;
 	e->srtt_us = 0;
 	e->err = 0;
 	submit(e);

@@ -6,9 +6,18 @@
  *
  * First token: for streaming responses the first body byte holding a
  * "data:" event; otherwise the first body byte.
+ *
+ * A mark is taken when this thread runs after recv() returns, late by any
+ * time the woken thread waited for a CPU. That wait is the kernel's own
+ * count (run_delay in /proc/thread-self/schedstat, CONFIG_SCHED_INFO) across
+ * the recv() that brought the bytes: first_wait_ns and end_wait_ns, so a
+ * checker can take the client's mark as the range [mark - wait, mark]. The
+ * start mark is taken before connect() and send(): start_wait_ns is the CPU
+ * wait until the send returned (the request may have left that much later).
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -50,6 +59,8 @@ struct result {
 	long id;
 	int worker;
 	unsigned long long start, first, end;
+	unsigned long long first_wait, end_wait; /* run_delay across the recv that ended it */
+	unsigned long long start_wait;           /* run_delay from start until the send returned */
 	int status;
 	long bytes_out, bytes_in;
 	int tokens;
@@ -99,7 +110,24 @@ static int connect_server(unsigned short *local_port)
 struct rbuf {
 	char data[65536];
 	size_t len;
+	int schedstat;                /* /proc/thread-self/schedstat, -1 without */
+	unsigned long long recv_d0;   /* run_delay before the last recv */
 };
+
+/* This thread's run_delay (ns spent runnable, waiting for a CPU), 0 when the
+ * kernel has no schedstat. A mark's wait is run_delay at the mark minus
+ * run_delay before the recv that brought its bytes. */
+static unsigned long long run_delay(int fd)
+{
+	char s[128];
+	unsigned long long on_cpu, delay;
+	ssize_t n = fd < 0 ? -1 : pread(fd, s, sizeof(s) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	s[n] = '\0';
+	return sscanf(s, "%llu %llu", &on_cpu, &delay) == 2 ? delay : 0;
+}
 
 static int fill(int fd, struct rbuf *b, struct result *r)
 {
@@ -107,6 +135,7 @@ static int fill(int fd, struct rbuf *b, struct result *r)
 
 	if (b->len == sizeof(b->data))
 		return -1;
+	b->recv_d0 = run_delay(b->schedstat);
 	n = recv(fd, b->data + b->len, sizeof(b->data) - b->len, 0);
 	if (n <= 0)
 		return -1;
@@ -121,7 +150,7 @@ static void consume(struct rbuf *b, size_t n)
 	b->len -= n;
 }
 
-static int count_events(const char *p, size_t len, struct result *r)
+static int count_events(const char *p, size_t len, struct result *r, const struct rbuf *b)
 {
 	int events = 0;
 	for (size_t i = 0; i + 5 <= len; i++)
@@ -129,8 +158,10 @@ static int count_events(const char *p, size_t len, struct result *r)
 			if (!(i + 12 <= len && !memcmp(p + i, "data: [DONE]", 12)))
 				events++;
 		}
-	if (events && !r->first)
+	if (events && !r->first) {
 		r->first = now_ns();
+		r->first_wait = run_delay(b->schedstat) - b->recv_d0;
+	}
 	r->tokens += events;
 	return events;
 }
@@ -165,8 +196,10 @@ static bool read_response(int fd, struct rbuf *b, struct result *r, bool *server
 		while ((long)b->len < (clen > 0 ? 1 : 0))
 			if (fill(fd, b, r))
 				return false;
-		if (clen > 0 && !r->first)
+		if (clen > 0 && !r->first) {
 			r->first = now_ns();
+			r->first_wait = run_delay(b->schedstat) - b->recv_d0;
+		}
 		while ((long)b->len < clen) {
 			/* large body: drain in place */
 			long take = b->len;
@@ -194,7 +227,7 @@ static bool read_response(int fd, struct rbuf *b, struct result *r, bool *server
 			consume(b, hl + 2);
 			return true;
 		}
-		count_events(b->data + hl, size, r);
+		count_events(b->data + hl, size, r, b);
 		consume(b, hl + size + 2);
 	}
 }
@@ -209,10 +242,12 @@ static void emit(const struct result *r)
 	if (out)
 		fprintf(out,
 			"{\"id\":%ld,\"x_request_id\":\"%s%ld\",\"worker\":%d,\"local_port\":%u,\"start_ns\":%llu,\"first_ns\":%llu,"
-			"\"end_ns\":%llu,\"ttft_ns\":%llu,\"total_ns\":%llu,\"status\":%d,"
+			"\"end_ns\":%llu,\"ttft_ns\":%llu,\"total_ns\":%llu,\"first_wait_ns\":%llu,"
+			"\"end_wait_ns\":%llu,\"start_wait_ns\":%llu,\"status\":%d,"
 			"\"bytes_out\":%ld,\"bytes_in\":%ld,\"tokens\":%d,\"error\":%s%s%s}\n",
 			r->id, cfg.id_prefix, r->id, r->worker, r->local_port, r->start, r->first, r->end,
-			r->first ? r->first - r->start : 0, r->end - r->start, r->status,
+			r->first ? r->first - r->start : 0, r->end - r->start, r->first_wait, r->end_wait,
+			r->start_wait, r->status,
 			r->bytes_out, r->bytes_in, r->tokens, r->error ? "\"" : "",
 			r->error ? r->error : "null", r->error ? "\"" : "");
 	if (!r->error) {
@@ -237,6 +272,7 @@ static void *worker(void *arg)
 	req = malloc(reqcap);
 	if (!b || !prompt || !req)
 		return NULL;
+	b->schedstat = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	memset(prompt, 'x', cfg.prompt_bytes);
 	prompt[cfg.prompt_bytes] = '\0';
 	for (;;) {
@@ -256,6 +292,7 @@ static void *worker(void *arg)
 				 cfg.path, cfg.host, cfg.port, cfg.id_prefix, id, blen + cfg.prompt_bytes + 2,
 				 cfg.keepalive ? "keep-alive" : "close", body, prompt);
 		r.start = now_ns();
+		unsigned long long d_start = run_delay(b->schedstat);
 		if (fd < 0) {
 			fd = connect_server(&lport);
 			b->len = 0;
@@ -266,11 +303,13 @@ static void *worker(void *arg)
 		} else if (send(fd, req, n, MSG_NOSIGNAL) != n) {
 			r.error = "send";
 		} else {
+			r.start_wait = run_delay(b->schedstat) - d_start;
 			r.bytes_out = n;
 			if (!read_response(fd, b, &r, &server_close))
 				r.error = errno == EAGAIN ? "timeout" : "response";
 		}
 		r.end = now_ns();
+		r.end_wait = run_delay(b->schedstat) - b->recv_d0;
 		emit(&r);
 		if (r.error || server_close || !cfg.keepalive) {
 			if (fd >= 0)
@@ -280,6 +319,8 @@ static void *worker(void *arg)
 	}
 	if (fd >= 0)
 		close(fd);
+	if (b->schedstat >= 0)
+		close(b->schedstat);
 	free(b);
 	free(prompt);
 	free(req);

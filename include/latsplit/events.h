@@ -159,6 +159,9 @@ struct ls_ev_tcp_retrans {
 	__u32 state;
 	__u32 kind;
 	__u32 segs; /* tcp_skb_pcount(): what TcpRetransSegs adds */
+	/* data: the segment's first sequence number. LS_RETRANS_SYNACK: µs
+	 * since the connection's first SYN-ACK left (the request sock's
+	 * snt_synack), 0 when unknown */
 	__u32 seq;
 	__u32 srtt_us;
 	__s32 err; /* transmit result where the kernel reports it, else 0 */

@@ -23,8 +23,11 @@ engine's true scheduling time minus latsplit's T_queued (its T_read without
 engine events): DESIGN.md §6 defines it as [T_queued, T_sched], so this
 isolates the T_sched error; the mock's own read mark comes after the read
 returns, late by any CPU wait in between. frontend_ns ([T_read, T_queued])
-is compared with the mock's own queued mark minus latsplit's T_read. Prints a per-component error table and a
-PASS/FAIL line per check.
+is compared with the mock's own queued mark minus latsplit's T_read. The mock
+takes its queued and scheduled marks just before the probe fires and again
+after it returns (t_queued_hi, t_sched_hi): a thread preempted in between
+leaves those truths a range, and latsplit must land in it. Prints a
+per-component error table and a PASS/FAIL line per check.
 """
 import json
 import sys
@@ -111,8 +114,13 @@ for r in reqs:
         bad.append((r["x_request_id"], "no T_sched (T_read %s, T_first %s, truth T_sched %s)"
                     % (m.get("t_read"), m.get("t_first"), t["t_sched"])))
         continue
+    # the mock marks T_queued / T_sched just before its probe fires and
+    # again after it returns: a thread preempted in between (the contention
+    # scenario) leaves each truth a range [mark, mark_hi]
+    sched_hi = t.get("t_sched_hi") or t["t_sched"]
+    queued_hi = t.get("t_queued_hi") or t["t_queued"]
     tp = partition(t["t_sched"], m["t_out"])
-    lo = partition(t["t_sched"], m["t_out"], ["compute", "transfer", "cpu_lo"])["cpu_lo"]
+    lo = partition(sched_hi, m["t_out"], ["compute", "transfer", "cpu_lo"])["cpu_lo"]
     sub = r["sub"]
     got = {"queueing.engine": sub["queueing.engine"], "compute": c["compute"],
            "transfer": c["transfer"], "host+queueing.cpu": c["host"] + sub["queueing.cpu"]}
@@ -121,15 +129,17 @@ for r in reqs:
     # queueing.engine starts at the engine's queued event when there is one
     # (DESIGN §6), else at T_read; the front end is [T_read, T_queued]
     q_from = m.get("t_queued") or m["t_read"]
-    want = {"queueing.engine": t["t_sched"] - q_from, "compute": tp["compute"],
+    want = {"queueing.engine": sched_hi - q_from, "compute": tp["compute"],
             "transfer": tp["transfer"], "host+queueing.cpu": tp["cpu"],
+            "frontend": queued_hi - m["t_read"]}
+    lows = {"host+queueing.cpu": lo, "queueing.engine": t["t_sched"] - q_from,
             "frontend": t["t_queued"] - m["t_read"]}
     for k in rows:
         if engine_only and k != "queueing.engine":
             continue
         if k not in got:
             continue
-        low = lo if k == "host+queueing.cpu" else None
+        low = lows.get(k)
         ref = want[k] if low is None or got[k] > want[k] else (low if got[k] < low else got[k])
         rows[k].append((got[k] - ref, ref, low))
         if not ok_err(got[k], want[k], low):

@@ -7,6 +7,15 @@ request, against truths latsplit never computed:
   the request), max(1 ms, 5%);
 - total_ns vs the client's own send-to-last-byte (loadgen), max(1 ms, 2%);
 - ttft_ns vs the client's send-to-first-token, max(1 ms, 2%);
+  a client mark is taken when its thread runs after recv() returns; the
+  kernel's own count of how long that thread then waited for a CPU
+  (first_wait_ns / end_wait_ns, from schedstat's run_delay), and how long
+  it waited between its start mark and its send returning (start_wait_ns),
+  make each client truth a range [mark - waits, mark], and the error is
+  the distance from that range;
+- the core takes its received and scheduled marks before its engine event
+  and again after the event returned (core_recv_hi, scheduled_hi): a
+  process preempted in between leaves those truths ranges too;
 - components sum exactly to total_ns, TTFT components to ttft_ns.
 
   vllm_accuracy.py NAME REPORT.jsonl TRUTH.jsonl LOADGEN.jsonl
@@ -38,19 +47,27 @@ for xrid, c in client.items():
         continue
     n += 1
     t = core[xrid]
-    want = {"queueing.engine": t["scheduled"] - t["core_recv"],
-            "frontend_ns": t["core_recv"] - api[xrid]["http_read"],
-            "total_ns": c["total_ns"], "ttft_ns": c["ttft_ns"]}
+    # each truth is a range [lo, hi]: the core marks before its engine event
+    # and again after it returned (a preempted process); a client mark is
+    # late by the CPU wait its thread had after recv() returned
+    recv_hi = t.get("core_recv_hi", t["core_recv"])
+    sched_hi = t.get("scheduled_hi", t["scheduled"])
+    rng = {"queueing.engine": (t["scheduled"] - recv_hi, sched_hi - t["core_recv"]),
+           "frontend_ns": (t["core_recv"] - api[xrid]["http_read"], recv_hi - api[xrid]["http_read"]),
+           "total_ns": (c["total_ns"] - c.get("end_wait_ns", 0) - c.get("start_wait_ns", 0), c["total_ns"]),
+           "ttft_ns": (c["ttft_ns"] - c.get("first_wait_ns", 0) - c.get("start_wait_ns", 0), c["ttft_ns"])}
     got = {"queueing.engine": r["sub"].get("queueing.engine"), "frontend_ns": r.get("frontend_ns"),
            "total_ns": r["total_ns"], "ttft_ns": r["ttft_ns"]}
     for k, (ab, rel) in checks.items():
+        lo, hi = rng[k]
+        want = hi if got[k] is None or got[k] >= hi else lo if got[k] <= lo else got[k]
         if got[k] is None:
-            bad[k].append((xrid, None, want[k]))
+            bad[k].append((xrid, None, lo, hi))
             continue
-        e = got[k] - want[k]
-        errs[k].append((abs(e), xrid, got[k], want[k]))
-        if abs(e) > max(ab, rel * want[k]):
-            bad[k].append((xrid, got[k], want[k]))
+        e = got[k] - want
+        errs[k].append((abs(e), xrid, got[k], want))
+        if abs(e) > max(ab, rel * want):
+            bad[k].append((xrid, got[k], lo, hi))
     comps = [v for v in r["components"].values() if v is not None]
     tcomps = [v for v in r["ttft_components"].values() if v is not None]
     if sum(comps) != r["total_ns"] or (r["ttft_ns"] is not None and sum(tcomps) != r["ttft_ns"]):
@@ -72,4 +89,6 @@ print(("PASS" if not sums_bad else "FAIL") + f" vllm.{name}.sums: components sum
       + (f" (not: {sums_bad[:3]})" if sums_bad else ""))
 for k in checks:
     print(("PASS" if not bad[k] else "FAIL") + f" vllm.{name}.{k}: {n - len(bad[k])}/{n} within tolerance"
-          + (f"; off: {[(x, g and round(g/1e6, 3), round(w/1e6, 3)) for x, g, w in bad[k][:3]]}" if bad[k] else ""))
+          + (f"; off (id, got, truth range ms): "
+             f"{[(x, g and round(g/1e6, 3), round(lo/1e6, 3), round(hi/1e6, 3)) for x, g, lo, hi in bad[k][:3]]}"
+             if bad[k] else ""))

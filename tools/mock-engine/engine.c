@@ -79,6 +79,7 @@ void engine_submit(struct ereq *r)
 	r->t_queued = mono_ns();
 	if (ecfg.events)
 		latsplit_request_queued(r->id, r->prompt_tokens);
+	r->t_queued_hi = mono_ns();
 	r->needs_prefill = true;
 	r->next = NULL;
 	if (waiting_tail)
@@ -182,8 +183,8 @@ static void *engine_main(void *arg)
 			budget -= need;
 			prefill_tokens += need;
 			run[nrun++] = r;
-			bool resumed = r->preemptions > 0;
-			if (!r->t_sched)
+			bool resumed = r->preemptions > 0, first_sched = !r->t_sched;
+			if (first_sched)
 				r->t_sched = mono_ns();
 			if (ecfg.events) {
 				if (resumed)
@@ -191,6 +192,8 @@ static void *engine_main(void *arg)
 				else
 					latsplit_request_scheduled(r->id, nrun);
 			}
+			if (first_sched)
+				r->t_sched_hi = mono_ns();
 		}
 		pthread_mutex_unlock(&q_mu);
 
@@ -280,10 +283,11 @@ void engine_truth_request(const struct ereq *r)
 	fprintf(ecfg.truth,
 		"{\"req\":%llu,\"x_request_id\":\"%s\",\"prompt_tokens\":%d,\"tokens\":%d,"
 		"\"preemptions\":%d,\"t_read\":%llu,\"t_queued\":%llu,\"t_sched\":%llu,"
-		"\"t_first\":%llu,\"t_out\":%llu,\"steps\":[",
+		"\"t_queued_hi\":%llu,\"t_sched_hi\":%llu,\"t_first\":%llu,\"t_out\":%llu,\"steps\":[",
 		(unsigned long long)r->id, r->xrid, r->prompt_tokens, r->produced, r->preemptions,
 		(unsigned long long)r->t_read, (unsigned long long)r->t_queued,
-		(unsigned long long)r->t_sched, (unsigned long long)r->t_first,
+		(unsigned long long)r->t_sched, (unsigned long long)r->t_queued_hi,
+		(unsigned long long)r->t_sched_hi, (unsigned long long)r->t_first,
 		(unsigned long long)r->t_out);
 	for (int i = 0; i < r->nsteps; i++)
 		fprintf(ecfg.truth, "%s%llu", i ? "," : "", (unsigned long long)r->steps[i]);

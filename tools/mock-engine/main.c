@@ -284,9 +284,13 @@ static int serve_request(int fd, const struct request *req, long id)
 			fe_span(r, ready_at, noticed, mono_ns());
 	}
 	if (req->stream && !rc) {
+		/* the closing write is front-end work too, from the last token's
+		 * write on: a thread preempted here is waiting for a CPU */
 		static const char done[] = "data: [DONE]\n\n";
+		uint64_t from = r->nfe ? r->fe[r->nfe - 1][2] : mono_ns();
 		n = snprintf(buf, sizeof(buf), "%zx\r\n%s\r\n0\r\n\r\n", sizeof(done) - 1, done);
 		rc = send_all(fd, buf, n);
+		fe_span(r, from, from, mono_ns());
 	} else if (!rc) {
 		size_t cap = 256 + (size_t)r->max_tokens * tb;
 		char *body = malloc(cap), *text = malloc((size_t)r->max_tokens * tb + 1);

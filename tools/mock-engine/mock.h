@@ -48,6 +48,9 @@ struct ereq {
 
 	/* ground truth, CLOCK_MONOTONIC ns */
 	uint64_t t_read, t_queued, t_sched, t_first, t_out;
+	/* after the probe that t_queued / t_sched stand for returned: a thread
+	 * preempted between the mark and the probe leaves the truth a range */
+	uint64_t t_queued_hi, t_sched_hi;
 	uint64_t *steps; /* indices of the steps it took part in */
 	int nsteps, capsteps;
 	/* the front end's CPU work for this request: from a token being ready

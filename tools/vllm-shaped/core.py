@@ -9,7 +9,9 @@ running sequence), and sends every running request one token on a PUSH
 socket. Engine events (arrived, queued, scheduled, first_token, finished)
 go through latsplit_engine.py unless --no-engine-events. Ground truth, one
 JSON line per request: core receive, scheduled, first token, finished, on
-CLOCK_MONOTONIC (time.monotonic_ns).
+CLOCK_MONOTONIC (time.monotonic_ns); core_recv_hi and scheduled_hi are taken
+again once the queued / scheduled event returned, so a process preempted
+between its mark and its event leaves the truth a range, not a wrong point.
 """
 import argparse
 import collections
@@ -79,6 +81,7 @@ def main():
                 waiting.append(r)
                 if ev:
                     ev.queued(r["rid"], r["prompt_tokens"])
+                r["recv_hi"] = time.monotonic_ns()
         if not waiting and not running:
             continue
         # schedule: FCFS while there is room
@@ -91,6 +94,7 @@ def main():
         for r in admitted:
             if ev:
                 ev.scheduled(r["rid"], len(running))
+            r["sched_hi"] = time.monotonic_ns()
         # one step: prefill of the admitted, a decode of everyone
         work(a.step_us + sum(r["prompt_tokens"] for r in admitted) * a.prefill_us_per_token)
         now = time.monotonic_ns()
@@ -110,6 +114,7 @@ def main():
                 if truth:
                     truth.write(json.dumps({"x_request_id": r["xrid"], "core_recv": r["recv"],
                                             "scheduled": r["sched"], "first_token": r["first"],
+                                            "core_recv_hi": r["recv_hi"], "scheduled_hi": r["sched_hi"],
                                             "finished": r["finish"],
                                             "prompt_tokens": r["prompt_tokens"]}) + "\n")
 

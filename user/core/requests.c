@@ -82,6 +82,7 @@ struct conn {
 	bool tx_synced;     /* a response head has been seen */
 	uint64_t pre_bytes; /* adopted: request bytes already queued when met */
 	uint64_t est_ts;
+	uint64_t synack0; /* first SYN-ACK, known when one was retransmitted */
 	uint32_t est_srtt;
 	uint32_t irs1, iss1; /* first sequence numbers of each direction's data */
 
@@ -464,6 +465,9 @@ static void on_state(struct ls_corr *c, const struct ls_ev_tcp_state *e)
 				continue;
 			GROW(cn->rtx, cn->nrtx, cn->caprtx);
 			cn->rtx[cn->nrtx++] = s->r;
+			uint64_t first = s->r.seq ? s->r.ts - (uint64_t)s->r.seq * 1000 : 0;
+			if (first && (!cn->synack0 || first < cn->synack0))
+				cn->synack0 = first;
 			c->synacks[i--] = c->synacks[--c->nsynacks];
 		}
 	} else if (cn->have_seq) {
@@ -846,10 +850,15 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 	if (cn->have_seq) {
 		if (r->in_end > r->in_begin)
 			r->t_in = time_past(&cn->arrivals, r->in_end - 1);
-		if (r->first_on_conn && cn->est_ts)
+		/* the handshake began with the first SYN-ACK, est - srtt when
+		 * none was lost; a retransmitted one tells its own time */
+		if (r->first_on_conn && cn->est_ts) {
 			r->t_start = cn->est_ts - (uint64_t)cn->est_srtt * 1000;
-		else if (r->in_end > r->in_begin)
+			if (cn->synack0 && cn->synack0 < r->t_start)
+				r->t_start = cn->synack0;
+		} else if (r->in_end > r->in_begin) {
 			r->t_start = time_past(&cn->arrivals, r->in_begin);
+		}
 		if (r->out_end)
 			r->t_end = time_past(&cn->acks, r->out_end - 1);
 	}
@@ -1112,7 +1121,7 @@ static uint64_t conn_horizon(struct conn *cn)
 	if (cn->arrivals.n)
 		h = cn->arrivals.v[0].ts;
 	if (cn->have_seq && !cn->emitted_any && cn->est_ts && !cn->opaque)
-		h = min_nz(cn->est_ts - (uint64_t)cn->est_srtt * 1000, h);
+		h = min_nz(min_nz(cn->est_ts - (uint64_t)cn->est_srtt * 1000, cn->synack0), h);
 	for (size_t i = 0; i < cn->nreqs; i++) {
 		const struct ls_request *r = cn->reqs[i];
 		h = min_nz(min_nz(min_nz(r->t_start, r->t_in), min_nz(r->t_read, r->t_first)),
