@@ -156,7 +156,7 @@ fuzz: $(BUILD)/fuzz-http $(BUILD)/fuzz-capture
 	$(BUILD)/fuzz-capture -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
 		$(BUILD)/fuzz-capture-corpus tests/fuzz/capture-seeds
 
-$(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o
+$(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/columns.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
@@ -164,11 +164,11 @@ $(BUILD)/live-replay: tests/helpers/live_replay.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm
 
-$(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o
+$(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/columns.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
-$(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/symbolize.o
+$(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/columns.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/symbolize.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread
 

@@ -4,7 +4,7 @@
  * that reads or writes it; everything else goes through its API.
  *
  *   file   = file_hdr frame*
- *   frame  = frame_hdr zlib(records)
+ *   frame  = frame_hdr zlib(records | columns(records))
  *   record = struct ls_hdr ... (events.h), 8-byte aligned, size in ls_hdr
  *
  * Both headers carry their own CRC32, the frame header also the CRC32 of its
@@ -20,9 +20,15 @@
 #include <linux/types.h>
 
 #define LS_FILE_MAGIC "LATSPLT\x01"
-#define LS_FILE_VERSION 1
+/* 2: frames may be column-transformed (LS_FRAME_F_COLUMNS, user/core/
+ * columns.h); version 1 files are still read */
+#define LS_FILE_VERSION 2
+#define LS_FILE_VERSION_MIN 1
 #define LS_FRAME_MAGIC 0x52465346u /* "FSFR" little-endian */
 #define LS_FRAME_F_LAST 1
+/* the records went through the column transform before zlib; raw_len is the
+ * transformed length (version 2 on) */
+#define LS_FRAME_F_COLUMNS 2
 
 /* Largest raw block a frame may hold; bigger is treated as corruption. */
 #define LS_FRAME_MAX_RAW (16u << 20)

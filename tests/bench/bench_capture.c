@@ -53,17 +53,20 @@ static void make(struct ls_ev_sched_switch *sw, struct ls_ev_tcp_probe *pr, unsi
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 2000000;
-	int levels[] = {1, 6};
+	/* level 1 plain (version-1 frames) beside the column transform at 1,
+	 * 2 and 6 */
+	int levels[] = {1, 1, 2, 6};
+	bool plain[] = {true, false, false, false};
 	char path[64];
 
 	printf("capture writer/reader on %ld synthetic records (sched_switch + tcp_probe, %zu/%zu B)\n",
 	       n, sizeof(struct ls_ev_sched_switch), sizeof(struct ls_ev_tcp_probe));
-	printf("%-6s %14s %10s %10s %12s %14s %10s\n", "zlib", "write ev/s", "write MB/s", "B/event",
+	printf("%-10s %14s %10s %10s %12s %14s %10s\n", "zlib", "write ev/s", "write MB/s", "B/event",
 	       "ratio", "read ev/s", "read MB/s");
 	for (size_t l = 0; l < sizeof(levels) / sizeof(levels[0]); l++) {
 		struct ls_file_hdr hdr;
 		struct ls_writer *w;
-		struct ls_writer_opts o = {.zlib_level = levels[l]};
+		struct ls_writer_opts o = {.zlib_level = levels[l], .plain = plain[l]};
 		struct ls_writer_stats st;
 		struct ls_ev_sched_switch sw;
 		struct ls_ev_tcp_probe pr;
@@ -99,7 +102,8 @@ int main(int argc, char **argv)
 			got++;
 		ls_reader_close(r);
 		double tr = now() - t0;
-		printf("%-6d %14.0f %10.1f %10.2f %11.1fx %14.0f %10.1f%s\n", levels[l], n / tw,
+		printf("%d %-8s %14.0f %10.1f %10.2f %11.1fx %14.0f %10.1f%s\n", levels[l],
+		       plain[l] ? "plain" : "columns", n / tw,
 		       st.raw_bytes / tw / 1e6, (double)st.file_bytes / n,
 		       (double)st.raw_bytes / st.file_bytes, got / tr, st.raw_bytes / tr / 1e6,
 		       got == n ? "" : "  (READ MISMATCH)");

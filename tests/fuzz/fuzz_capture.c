@@ -22,6 +22,7 @@
 
 #include "analysis.h"
 #include "capture.h"
+#include "columns.h"
 #include "format.h"
 #include "out/request_json.h"
 
@@ -68,8 +69,11 @@ static void consume(struct ls_reader *rd)
 	ls_analysis_free(&a);
 }
 
-/* Header + one frame holding `raw` (records), every CRC right. */
-static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len)
+/* Header + one frame holding `raw` (records), every CRC right. mode 2:
+ * the records go through the column transform first (as record writes
+ * them); mode 4: raw is taken as a transformed frame of `mode >> 3`
+ * records (the decoder's own input, fuzzed). */
+static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len, int mode)
 {
 	struct ls_file_hdr h;
 	struct ls_frame_hdr f = {0};
@@ -86,10 +90,35 @@ static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len)
 		nrec++;
 		at += (r->size + 7) & ~7u;
 	}
+	if (mode & 2) {
+		unsigned char *enc = malloc(ls_columns_bound(n, nrec));
+		size_t elen = enc ? ls_columns_encode(raw, n, nrec, enc) : 0;
+		if (elen) {
+			unsigned char *o2 = realloc(out, sizeof(h) + sizeof(f) + compressBound(elen));
+			if (!o2) {
+				free(enc);
+				free(out);
+				return NULL;
+			}
+			out = o2;
+			clen = compressBound(elen);
+			raw = enc; /* freed below */
+			n = elen;
+			f.flags = LS_FRAME_F_COLUMNS;
+		} else {
+			free(enc);
+		}
+	} else if (mode & 4) {
+		nrec = (__u32)(mode >> 3);
+		f.flags = LS_FRAME_F_COLUMNS;
+	}
 	ls_file_hdr_init(&h, 0, NULL);
 	h.track_all = n & 1;
 	h.crc = crc32(0, (const Bytef *)&h, offsetof(struct ls_file_hdr, crc));
-	if (compress2(out + sizeof(h) + sizeof(f), &clen, raw, n, 1) != Z_OK) {
+	int zerr = compress2(out + sizeof(h) + sizeof(f), &clen, raw, n, 1);
+	if ((mode & 2) && f.flags)
+		free((void *)raw);
+	if (zerr != Z_OK) {
 		free(out);
 		return NULL;
 	}
@@ -125,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!raw)
 			return 0;
 		memcpy(raw, data + 1, size - 1);
-		buf = wrap(raw, size - 1, &len);
+		buf = wrap(raw, size - 1, &len, data[0]);
 		free(raw);
 		if (!buf)
 			return 0;

@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "capture.h"
+#include "columns.h"
 #include "latsplit/engine.h"
 #include "redact.h"
 
@@ -193,6 +194,7 @@ struct ls_writer {
 
 	unsigned char *zbuf;
 	size_t zcap;
+	unsigned char *cbuf; /* the column-transformed block; NULL: plain frames */
 	__u64 seq;
 	struct ls_writer_stats st;
 };
@@ -219,15 +221,18 @@ static int write_frame(struct ls_writer *w, struct block *b)
 {
 	struct ls_frame_hdr fh;
 	uLongf zlen = w->zcap;
+	size_t clen = w->cbuf ? ls_columns_encode(b->buf, b->len, b->nrec, w->cbuf) : 0;
+	const unsigned char *raw = clen && clen <= LS_FRAME_MAX_RAW ? w->cbuf : b->buf;
+	size_t rawlen = raw == w->cbuf ? clen : b->len;
 	int err;
 
-	if (compress2(w->zbuf, &zlen, b->buf, b->len, w->level) != Z_OK)
+	if (compress2(w->zbuf, &zlen, raw, rawlen, w->level) != Z_OK)
 		return -ENOMEM;
 	memset(&fh, 0, sizeof(fh));
 	fh.magic = LS_FRAME_MAGIC;
-	fh.flags = b->last ? LS_FRAME_F_LAST : 0;
+	fh.flags = (b->last ? LS_FRAME_F_LAST : 0) | (raw == w->cbuf ? LS_FRAME_F_COLUMNS : 0);
 	fh.comp_len = zlen;
-	fh.raw_len = b->len;
+	fh.raw_len = rawlen;
 	fh.nrec = b->nrec;
 	fh.data_crc = crc_of(w->zbuf, zlen);
 	fh.seq = w->seq++;
@@ -328,9 +333,11 @@ int ls_writer_open(struct ls_writer **out, const char *path, const struct ls_fil
 	w->blocks = calloc(w->nblocks, sizeof(*w->blocks));
 	w->full = calloc(w->nblocks, sizeof(int));
 	w->free_list = calloc(w->nblocks, sizeof(int));
-	w->zcap = compressBound(w->block_size);
+	w->zcap = compressBound(ls_columns_bound(w->block_size, w->block_size / sizeof(struct ls_hdr)));
 	w->zbuf = malloc(w->zcap);
-	if (!w->blocks || !w->full || !w->free_list || !w->zbuf)
+	if (!(opts && opts->plain))
+		w->cbuf = malloc(ls_columns_bound(w->block_size, w->block_size / sizeof(struct ls_hdr)));
+	if (!w->blocks || !w->full || !w->free_list || !w->zbuf || (!(opts && opts->plain) && !w->cbuf))
 		goto nomem;
 	for (int i = 0; i < w->nblocks; i++) {
 		w->blocks[i].buf = malloc(w->block_size);
@@ -363,6 +370,7 @@ fail:
 	free(w->full);
 	free(w->free_list);
 	free(w->zbuf);
+	free(w->cbuf);
 	free(w);
 	return err;
 }
@@ -441,6 +449,7 @@ int ls_writer_close(struct ls_writer *w, const struct ls_hdr *trailer, struct ls
 	free(w->full);
 	free(w->free_list);
 	free(w->zbuf);
+	free(w->cbuf);
 	free(w);
 	return err;
 }
@@ -455,6 +464,8 @@ struct ls_reader {
 	__u64 next_seq;
 
 	unsigned char *raw;   /* current frame, decompressed */
+	unsigned char *cols;  /* a column-transformed frame before decoding */
+	size_t colscap;
 	size_t raw_len, raw_off;
 	__u32 raw_nrec, raw_seen;
 	__u64 cur_span;
@@ -486,11 +497,11 @@ static int reader_check(struct ls_reader *r, const char *path, char *err, size_t
 	if (memcmp(r->hdr.magic, LS_FILE_MAGIC, 8)) {
 		snprintf(err, errlen, "%s: not a latsplit capture (bad magic)", path);
 		e = -EINVAL;
-	} else if (r->hdr.version != LS_FILE_VERSION) {
+	} else if (r->hdr.version < LS_FILE_VERSION_MIN || r->hdr.version > LS_FILE_VERSION) {
 		snprintf(err, errlen,
-			 "%s: capture format version %u; this latsplit reads version %u: use a "
-			 "matching latsplit",
-			 path, r->hdr.version, LS_FILE_VERSION);
+			 "%s: capture format version %u; this latsplit reads versions %u to %u: "
+			 "use a matching latsplit",
+			 path, r->hdr.version, LS_FILE_VERSION_MIN, LS_FILE_VERSION);
 		e = -EPROTO;
 	} else if (r->hdr.crc != crc_of(&r->hdr, offsetof(struct ls_file_hdr, crc))) {
 		snprintf(err, errlen, "%s: capture header damaged (CRC mismatch); the file is corrupt",
@@ -606,6 +617,35 @@ static bool frame_hdr_valid(const struct ls_frame_hdr *fh)
 	       fh->ts_last >= fh->ts_first;
 }
 
+/* Decompresses a frame's records into r->raw (undoing the column transform
+ * where the frame has it); false when they do not come out whole. */
+static bool inflate_frame(struct ls_reader *r, const struct ls_frame_hdr *fh,
+			  const unsigned char *data, uLongf *rawlen)
+{
+	size_t n;
+
+	if (!(fh->flags & LS_FRAME_F_COLUMNS) || r->hdr.version < 2)
+		return !(fh->flags & LS_FRAME_F_COLUMNS) &&
+		       (r->raw = realloc(r->raw, fh->raw_len ? fh->raw_len : 1)) &&
+		       uncompress(r->raw, rawlen, data, fh->comp_len) == Z_OK &&
+		       *rawlen == fh->raw_len;
+	if (fh->raw_len > r->colscap) {
+		unsigned char *c = realloc(r->cols, fh->raw_len);
+		if (!c)
+			return false;
+		r->cols = c;
+		r->colscap = fh->raw_len;
+	}
+	if (uncompress(r->cols, rawlen, data, fh->comp_len) != Z_OK || *rawlen != fh->raw_len)
+		return false;
+	n = ls_columns_decoded_len(r->cols, fh->raw_len, fh->nrec);
+	if (!n || n > LS_FRAME_MAX_RAW || !(r->raw = realloc(r->raw, n)) ||
+	    ls_columns_decode(r->cols, fh->raw_len, fh->nrec, r->raw, n))
+		return false;
+	*rawlen = n;
+	return true;
+}
+
 static void lose_frame(struct ls_reader *r, const struct ls_frame_hdr *fh)
 {
 	r->st.records_lost += fh->nrec;
@@ -680,9 +720,7 @@ static bool load_frame(struct ls_reader *r)
 		if (fh.seq != r->next_seq)
 			r->st.seq_gap = true;
 		r->next_seq = fh.seq + 1;
-		if (crc_of(data, fh.comp_len) != fh.data_crc ||
-		    !(r->raw = realloc(r->raw, fh.raw_len ? fh.raw_len : 1)) ||
-		    uncompress(r->raw, &rawlen, data, fh.comp_len) != Z_OK || rawlen != fh.raw_len) {
+		if (crc_of(data, fh.comp_len) != fh.data_crc || !inflate_frame(r, &fh, data, &rawlen)) {
 			r->st.frames_bad++;
 			r->st.bytes_skipped += next_off - r->off;
 			lose_frame(r, &fh);
@@ -774,5 +812,6 @@ void ls_reader_close(struct ls_reader *r)
 	if (!r->borrowed)
 		munmap((void *)r->map, r->size);
 	free(r->raw);
+	free(r->cols);
 	free(r);
 }

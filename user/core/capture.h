@@ -26,6 +26,7 @@ struct ls_writer_opts {
 	int zlib_level;    /* 0: default (1 — fast; see make bench) */
 	size_t block_size; /* raw bytes per frame; 0: 1 MiB */
 	int nblocks;       /* blocks in the pool; 0: 8 */
+	bool plain;        /* frames without the column transform (bench) */
 };
 
 struct ls_writer_stats {

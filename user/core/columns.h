@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The column transform of a capture frame (LS_FRAME_F_COLUMNS), applied to a
+ * frame's records before zlib and undone after it.
+ *
+ * Records of one kind (same type and size) are alike field by field: the
+ * same pid, the same small sizes, timestamps a few microseconds apart. Laid
+ * out record after record, zlib sees that only through its 32 KiB window and
+ * 3-byte matches; laid out byte column by byte column, the sameness becomes
+ * runs. So the transform:
+ *   1. replaces each ts by its difference to the previous record's ts
+ *      (wrapping u64), in the frame's order;
+ *   2. groups the records by (type, size) in order of first appearance;
+ *   3. writes each group's records byte-transposed: byte 0 of every record,
+ *      then byte 1, ...
+ * Encoded layout (little-endian):
+ *   u16 ngroups (1..255)
+ *   ngroups x { u16 type; u16 size; u32 count }
+ *   nrec x u8  group of each record, in the frame's order
+ *   for each group: size x count bytes, column-major
+ * The encoded frame is 2 + 8 * ngroups + nrec bytes longer than the records.
+ */
+#ifndef LATSPLIT_COLUMNS_H
+#define LATSPLIT_COLUMNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes ls_columns_encode may need for `len` bytes of `nrec` records. */
+size_t ls_columns_bound(size_t len, uint32_t nrec);
+
+/* Encodes the nrec records in in[0..len) into out (ls_columns_bound bytes).
+ * Returns the encoded length, or 0 when the frame is not worth or not fit
+ * for it (more than 255 kinds, a malformed record): write it plain then. */
+size_t ls_columns_encode(const unsigned char *in, size_t len, uint32_t nrec, unsigned char *out);
+
+/* Decoded length of an encoded frame, or 0 when its header is damaged. */
+size_t ls_columns_decoded_len(const unsigned char *in, size_t len, uint32_t nrec);
+
+/* Decodes in[0..len) into out (ls_columns_decoded_len bytes). 0, or
+ * -EBADMSG when the frame does not hold together. */
+int ls_columns_decode(const unsigned char *in, size_t len, uint32_t nrec, unsigned char *out,
+		      size_t outlen);
+
+#endif
