@@ -7,6 +7,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
+#include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -29,6 +30,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	e->ustack = tgid ? stack_id(ctx, BPF_F_USER_STACK) : -1;
 	e->kstack = stack_id(ctx, 0);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	struct ls_hdr h = e->h;
 	submit(e);
+	if (tgid)
+		py_emit(&h, LS_PY_SAMPLE);
 	return 0;
 }

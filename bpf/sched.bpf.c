@@ -11,6 +11,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
+#include "python.bpf.h"
 #include "core_fixes.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -63,7 +64,11 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 	e->next_prio = BPF_CORE_READ(next, prio);
 	BPF_CORE_READ_STR_INTO(&e->prev_comm, prev, comm);
 	BPF_CORE_READ_STR_INTO(&e->next_comm, next, comm);
+	struct ls_hdr h = e->h;
+	bool py = want_stacks && prev_tracked && state != 0;
 	submit(e);
+	if (py) /* prev is still current: its Python frames say why it blocked */
+		py_emit(&h, LS_PY_BLOCK);
 	return 0;
 }
 
@@ -102,6 +107,13 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
 		return 0;
 	if (!track_all && ctgid != ptgid)
 		bpf_map_update_elem(&tracked_tgids, &ctgid, &one, BPF_ANY);
+	if (ctgid != ptgid) { /* a forked interpreter: the same state, same places */
+		const struct ls_py_proc *pp = bpf_map_lookup_elem(&py_procs, &ptgid);
+		if (pp) {
+			struct ls_py_proc c = *pp;
+			bpf_map_update_elem(&py_procs, &ctgid, &c, BPF_ANY);
+		}
+	}
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
@@ -124,6 +136,7 @@ static __always_inline int handle_exec(struct task_struct *p, __u32 old_tid,
 
 	if (!tgid_tracked(tgid))
 		return 0;
+	bpf_map_delete_elem(&py_procs, &tgid); /* a new image: user space looks again */
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
@@ -149,6 +162,8 @@ static __always_inline int handle_exit(struct task_struct *p)
 	live = BPF_CORE_READ(p, signal, live.counter);
 	if (live == 0 && !track_all)
 		bpf_map_delete_elem(&tracked_tgids, &tgid);
+	if (live == 0)
+		bpf_map_delete_elem(&py_procs, &tgid);
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;

@@ -59,7 +59,10 @@ static void usage(FILE *out)
 		"  -F, --freq HZ        on-CPU stack samples per second per CPU (default 49; 0: off)\n"
 		"  -a, --all-cpus       sample every process, not only the tracked ones\n"
 		"      --no-offcpu      no stacks when tracked threads block (off-CPU)\n"
+		"                       (samples and blocks of a CPython 3.11 process also\n"
+		"                       carry its Python frames)\n"
 		"      --no-symbolize   keep raw stack addresses; do not symbolize at the end\n"
+		"                       (and no Python frames: those are named live)\n"
 		"      --stack-entries N  distinct stacks kept (stack map size, default 16384,\n"
 		"                       at most 262144; ~1 KiB of kernel memory each; stacks\n"
 		"                       beyond it are counted, not captured)\n"
@@ -520,6 +523,10 @@ int ls_record_main(int argc, char **argv, const struct ls_top_opts *top)
 	ls_file_hdr_init(&hdr, argc + 1, argv - 1);
 	hdr.sources = ls_bpf_sources(r.bpf) | (offcpu ? LS_SRC_OFFCPU : 0);
 	r.sym = ls_sym_new();
+	/* interpreters found as processes are announced; their frames can only
+	 * be named while they live */
+	if ((freq || offcpu) && symbolize)
+		r.py = ls_py_new(ls_bpf_py_set, r.bpf);
 	if (r.sym && debug_dir)
 		ls_sym_set_debug_dir(r.sym, debug_dir);
 	hdr.track_all = track_all;

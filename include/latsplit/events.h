@@ -50,6 +50,7 @@ enum ls_type {
 	LS_EV_SAMPLE = 19,
 	LS_EV_CONN_ADOPT = 20,
 	LS_EV_TCP_XMIT = 21,
+	LS_EV_PYSTACK = 22,
 	LS_EV_KERNEL_MAX,
 
 	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
@@ -356,6 +357,51 @@ struct ls_ev_sample {
 	__s32 ustack; /* stack ids (-1: none) */
 	__s32 kstack;
 	char comm[LS_COMM_LEN];
+};
+
+/* A Python thread's interpreter frames where a CPU sample (kind
+ * LS_PY_SAMPLE) or a blocking switch (LS_PY_BLOCK) was taken: follows that
+ * record, with the same ts and tid. Innermost frame first; each is a code
+ * object's address and the index (in code units) of its last instruction.
+ * Variable size: n frames. A new type: older captures have none (ABI 4). */
+#define LS_PY_MAX_FRAMES 48
+#define LS_PY_SAMPLE 0
+#define LS_PY_BLOCK 1
+struct ls_py_frame {
+	__u64 code;
+	__u32 lasti;
+	__u32 pad;
+};
+
+struct ls_ev_pystack {
+	struct ls_hdr h;
+	__u32 kind;
+	__u32 n;
+	__u32 truncated; /* frames beyond LS_PY_MAX_FRAMES were left out */
+	__u32 pad;
+	struct ls_py_frame f[LS_PY_MAX_FRAMES];
+};
+
+/* A Python frame as a stack address, for the symbol records and the stack
+ * graphs: above every user address (< 2^47), unique per (code, lasti). */
+#define LS_PY_KEY(code, lasti) ((__u64)(code) | ((__u64)((lasti) + 1) & 0xffff) << 48)
+#define LS_PY_IS_KEY(ip) (((ip) >> 48) != 0 && ((ip) >> 48) != 0xffff)
+
+/* py_procs map value (user space fills it, the BPF walker reads it): where
+ * a process's interpreter state is and the layout of its CPython version. */
+struct ls_py_proc {
+	__u64 runtime;      /* &_PyRuntime in the process */
+	__u16 interp_head;  /* _PyRuntimeState.interpreters.head */
+	__u16 threads_head; /* PyInterpreterState.threads.head */
+	__u16 ts_next;      /* PyThreadState.next */
+	__u16 ts_tid;       /* PyThreadState.native_thread_id */
+	__u16 ts_cframe;    /* PyThreadState.cframe */
+	__u16 cf_frame;     /* _PyCFrame.current_frame */
+	__u16 fr_code;      /* _PyInterpreterFrame.f_code */
+	__u16 fr_prev;      /* _PyInterpreterFrame.previous */
+	__u16 fr_instr;     /* _PyInterpreterFrame.prev_instr */
+	__u16 co_code;      /* PyCodeObject.co_code_adaptive */
+	__u32 pad;
 };
 
 /* ---- side records written by user space ---- */

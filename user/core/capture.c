@@ -50,6 +50,7 @@ static const struct {
 	[LS_EV_SAMPLE] = {"sample", sizeof(struct ls_ev_sample)},
 	[LS_EV_CONN_ADOPT] = {"conn_adopt", sizeof(struct ls_ev_conn_adopt)},
 	[LS_EV_TCP_XMIT] = {"tcp_xmit", sizeof(struct ls_ev_tcp_xmit)},
+	[LS_EV_PYSTACK] = {"pystack", offsetof(struct ls_ev_pystack, f)},
 	[LS_REC_STACK] = {"stack", sizeof(struct ls_rec_stack)},
 	[LS_REC_SYM] = {"sym", sizeof(struct ls_rec_sym)},
 	[LS_REC_MAPPING] = {"mapping", sizeof(struct ls_rec_mapping)},

@@ -2,6 +2,8 @@
 /*
  * A capture's stack data (see stacks.h).
  */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +123,58 @@ int ls_stack_frames(const struct ls_stack_data *d, __u32 pid, const char *comm, 
 }
 
 
+/* python3.N, libpython3.N...: an interpreter's own code */
+static bool is_interp(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	int minor;
+
+	b = b ? b + 1 : path;
+	if (!strncmp(b, "lib", 3))
+		b += 3;
+	return sscanf(b, "python3.%d", &minor) == 1;
+}
+
+/* A Python stack follows its sample or blocking switch (same ts and
+ * thread); anything else is counted, not guessed. */
+static void set_last(struct ls_stack_loader *l, __u32 tid, __u32 kind, size_t index)
+{
+	uint64_t key = ((uint64_t)kind << 32 | tid) + 1;
+
+	ls_idmap_remove(&l->last, key);
+	ls_idmap_put(&l->last, key, (void *)(uintptr_t)(index + 1));
+}
+
+static void add_pystack(struct ls_stack_loader *l, const struct ls_ev_pystack *e)
+{
+	struct ls_stack_data *d = &l->d;
+	size_t n = e->n, first = d->npykeys;
+	__u32 *py = NULL, *npy = NULL;
+	uintptr_t at = (uintptr_t)ls_idmap_get(&l->last, ((uint64_t)(e->kind & 1) << 32 | e->h.tid) + 1);
+
+	if (offsetof(struct ls_ev_pystack, f) + n * sizeof(e->f[0]) > e->h.size)
+		n = (e->h.size - offsetof(struct ls_ev_pystack, f)) / sizeof(e->f[0]);
+	if (e->kind == LS_PY_SAMPLE && at && at <= d->nsamples) {
+		struct ls_sample *s = &d->samples[at - 1];
+		if (s->ts == e->h.ts && s->tid == e->h.tid && !s->npy)
+			py = &s->py, npy = &s->npy;
+	} else if (e->kind == LS_PY_BLOCK && at && at <= d->nblocked) {
+		struct ls_block *b = &d->blocked[at - 1];
+		if (b->ts == e->h.ts && b->tid == e->h.tid && !b->npy)
+			py = &b->py, npy = &b->npy;
+	}
+	if (!py || !n) {
+		d->py_unmatched++;
+		return;
+	}
+	for (size_t i = 0; i < n && i < LS_PY_MAX_FRAMES; i++) {
+		GROW(d->pykeys, d->npykeys, d->cappykeys);
+		d->pykeys[d->npykeys++] = LS_PY_KEY(e->f[i].code, e->f[i].lasti);
+	}
+	*py = (__u32)first;
+	*npy = (__u32)(d->npykeys - first);
+}
+
 void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 {
 	struct ls_stack_loader *l = ctx;
@@ -143,8 +197,11 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 		const struct ls_ev_sample *e = (const void *)rec;
 		GROW(d->samples, d->nsamples, d->capsamples);
 		struct ls_sample *sm = &d->samples[d->nsamples++];
-		*sm = (struct ls_sample){e->h.ts, e->h.pid, e->ustack, e->kstack, ""};
+		*sm = (struct ls_sample){e->h.ts, e->h.pid, e->ustack, e->kstack, "", e->h.tid, 0, 0};
 		memcpy(sm->comm, e->comm, LS_COMM_LEN);
+		set_last(l, e->h.tid, LS_PY_SAMPLE, d->nsamples - 1);
+	} else if (rec->type == LS_EV_PYSTACK) {
+		add_pystack(l, (const struct ls_ev_pystack *)rec);
 	} else if (rec->type == LS_EV_SCHED_SWITCH) {
 		const struct ls_ev_sched_switch *e = (const void *)rec;
 		GROW(l->sw, l->nsw, l->capsw);
@@ -153,8 +210,9 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 			GROW(d->blocked, d->nblocked, d->capblocked);
 			struct ls_block *pb = &d->blocked[d->nblocked];
 			*pb = (struct ls_block){e->h.tid, e->h.pid, e->h.ts, 0, e->prev_ustack,
-						     e->prev_kstack, ""};
+						     e->prev_kstack, "", 0, 0};
 			memcpy(pb->comm, e->prev_comm, LS_COMM_LEN);
+			set_last(l, e->h.tid, LS_PY_BLOCK, d->nblocked);
 			GROW(l->sw, l->nsw, l->capsw);
 			l->sw[l->nsw++] = (struct ls_switch_ev){e->h.ts, e->h.tid, false, d->nblocked++};
 		}
@@ -166,6 +224,10 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 			 (const char *)(m + 1));
 		if (!d->offline && (d->offline = ls_sym_new()) && l->debug_dir)
 			ls_sym_set_debug_dir(d->offline, l->debug_dir);
+		if (is_interp(path)) {
+			GROW(d->interp, d->ninterp, d->capinterp);
+			d->interp[d->ninterp++] = (struct ls_interp_map){m->h.pid, m->start, m->end};
+		}
 		struct ls_sym_mapping sm = {m->start, m->end, m->pgoff, path, NULL};
 		if (d->offline)
 			ls_sym_add_mapping(d->offline, m->h.pid, &sm, m->build_id,
@@ -175,6 +237,81 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 	}
 }
 
+static bool in_interp(const struct ls_stack_data *d, __u32 pid, __u64 ip)
+{
+	for (size_t i = 0; i < d->ninterp; i++)
+		if (d->interp[i].pid == pid && ip >= d->interp[i].start && ip < d->interp[i].end)
+			return true;
+	return false;
+}
+
+/* Merged stacks get ids from here up (the stack map's are far below). */
+#define PY_STACK_ID0 0x40000000
+
+struct merged {
+	__u64 hash;
+	__s32 id;
+};
+
+/* The stack a thread with Python frames was in, leaf first: its native
+ * frames up to the first one in the interpreter (those are the evaluation
+ * loop the Python frames stand for; without frame pointers the native walk
+ * is lost from there on anyway), then the Python frames innermost first.
+ * Identical merged stacks share an id. Returns the id, or `ustack` when
+ * out of memory. */
+static __s32 merge_one(struct ls_stack_data *d, struct merged *tab, size_t cap, __s32 *next,
+		       __u32 pid, __s32 ustack, __u32 py, __u32 npy)
+{
+	const struct ls_stk *u = ls_stack_of(d, ustack);
+	__u64 ips[LS_STACK_DEPTH + LS_PY_MAX_FRAMES];
+	__u32 n = 0;
+
+	for (__u32 i = 0; u && i < u->n && !in_interp(d, pid, u->ips[i]) && n < LS_STACK_DEPTH; i++)
+		ips[n++] = u->ips[i];
+	for (__u32 i = 0; i < npy && n < sizeof(ips) / sizeof(ips[0]); i++)
+		ips[n++] = d->pykeys[py + i];
+	__u64 h = 1469598103934665603ull ^ pid;
+	for (__u32 i = 0; i < n; i++)
+		h = (h ^ ips[i]) * 1099511628211ull;
+	size_t at = h & (cap - 1);
+	for (; tab[at].id; at = (at + 1) & (cap - 1)) {
+		const struct ls_stk *m = ls_stack_of(d, tab[at].id);
+		if (tab[at].hash == h && m && m->n == n && !memcmp(m->ips, ips, n * sizeof(ips[0])))
+			return tab[at].id;
+	}
+	struct ls_rec_stack *c = malloc(sizeof(*c) + n * sizeof(ips[0]));
+	if (!c)
+		return ustack;
+	memcpy(c + 1, ips, n * sizeof(ips[0]));
+	GROW(d->stacks, d->nstacks, d->capstacks);
+	d->stacks[d->nstacks++] = (struct ls_stk){*next, n, (const __u64 *)(c + 1)};
+	tab[at] = (struct merged){h, *next};
+	return (*next)++; /* ids rise: the stack array stays sorted */
+}
+
+static void merge_python(struct ls_stack_data *d)
+{
+	size_t want = 2 * (d->nsamples + d->nblocked) + 2, cap = 16;
+	__s32 next = PY_STACK_ID0;
+
+	while (cap < want)
+		cap *= 2;
+	struct merged *tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return;
+	for (size_t i = 0; i < d->nsamples; i++) {
+		struct ls_sample *s = &d->samples[i];
+		if (s->npy)
+			s->ustack = merge_one(d, tab, cap, &next, s->pid, s->ustack, s->py, s->npy);
+	}
+	for (size_t i = 0; i < d->nblocked; i++) {
+		struct ls_block *b = &d->blocked[i];
+		if (b->npy)
+			b->ustack = merge_one(d, tab, cap, &next, b->pid, b->ustack, b->py, b->npy);
+	}
+	free(tab);
+}
+
 void ls_stack_loader_finish(struct ls_stack_loader *l, struct ls_stack_data *out)
 {
 	if (l->stack_errors) /* nothing lost silently */
@@ -182,10 +319,17 @@ void ls_stack_loader_finish(struct ls_stack_loader *l, struct ls_stack_data *out
 			"latsplit flame: warning: %llu stacks were not captured while recording (stack "
 			"map full or a walk failed); their samples and blocked time show as [no stack]\n",
 			(unsigned long long)l->stack_errors);
+	if (l->d.py_unmatched) /* nothing lost silently */
+		fprintf(stderr,
+			"latsplit flame: warning: %llu Python stacks came without the sample or "
+			"switch they belong to; those samples and blocks show native frames only\n",
+			(unsigned long long)l->d.py_unmatched);
 	if (l->d.nsyms)
 		qsort(l->d.syms, l->d.nsyms, sizeof(*l->d.syms), sym_cmp);
 	if (l->d.nstacks)
 		qsort(l->d.stacks, l->d.nstacks, sizeof(*l->d.stacks), stk_cmp);
+	if (l->d.npykeys)
+		merge_python(&l->d);
 	if (l->d.nsamples)
 		qsort(l->d.samples, l->d.nsamples, sizeof(*l->d.samples), sample_cmp);
 	/* blocked spans: from a switch-out with stacks to that thread's next
@@ -205,6 +349,7 @@ void ls_stack_loader_finish(struct ls_stack_loader *l, struct ls_stack_data *out
 			l->d.blocked[kept++] = l->d.blocked[i];
 	l->d.nblocked = kept;
 	free(l->sw);
+	ls_idmap_free(&l->last);
 	if (l->d.nblocked) {
 		qsort(l->d.blocked, l->d.nblocked, sizeof(*l->d.blocked), block_cmp);
 		l->d.maxend = malloc(l->d.nblocked * sizeof(*l->d.maxend));
@@ -229,5 +374,7 @@ void ls_stack_data_free(struct ls_stack_data *d)
 	free(d->syms);
 	free(d->blocked);
 	free(d->maxend);
+	free(d->pykeys);
+	free(d->interp);
 	ls_sym_free(d->offline);
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "latsplit/events.h"
+#include "idmap.h"
 #include "symbolize.h"
 
 struct ls_stk {
@@ -31,6 +32,8 @@ struct ls_sample {
 	__u32 pid;
 	__s32 ustack, kstack;
 	char comm[LS_COMM_LEN + 1];
+	__u32 tid;
+	__u32 py, npy; /* its Python frames: pykeys[py .. py + npy), innermost first */
 };
 
 /* A thread leaving the CPU with stacks (out) or getting it (in), for
@@ -49,6 +52,14 @@ struct ls_block {
 	__u64 ts, end;
 	__s32 ustack, kstack;
 	char comm[LS_COMM_LEN + 1];
+	__u32 py, npy; /* as ls_sample's */
+};
+
+/* An executable mapping of a CPython interpreter (python3.N, libpython3.N):
+ * native frames in it stand where the Python frames go. */
+struct ls_interp_map {
+	__u32 pid;
+	__u64 start, end;
 };
 
 /* Everything the stack graphs need, copied out of the reader's frames. */
@@ -62,6 +73,14 @@ struct ls_stack_data {
 	struct ls_block *blocked; /* closed blocked spans with their stacks, by start */
 	size_t nblocked, capblocked;
 	__u64 *maxend; /* maxend[i]: the latest end among blocked[0..i] (non-decreasing) */
+	/* Python frames (LS_PY_KEY addresses) of samples and blocks; once
+	 * finished, a sample or block with some has its ustack replaced by a
+	 * merged stack (native frames below the interpreter, then Python's) */
+	__u64 *pykeys;
+	size_t npykeys, cappykeys;
+	struct ls_interp_map *interp;
+	size_t ninterp, capinterp;
+	__u64 py_unmatched; /* Python stacks whose sample or switch was not found */
 	/* user addresses the capture has no symbol for (recorded with
 	 * --no-symbolize, or elsewhere): resolved here from its mapping
 	 * records, by build-id; NULL without mappings */
@@ -78,6 +97,9 @@ struct ls_stack_loader {
 	size_t nsw, capsw;
 	__u64 stack_errors;
 	const char *debug_dir;
+	/* (tid, sample or block) -> index + 1 of its latest: a Python stack
+	 * follows its record on the same CPU, other CPUs' records between */
+	struct ls_idmap last;
 };
 
 /* The record consumer (ctx: struct ls_stack_loader). */

@@ -290,6 +290,17 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		   e->ustack, e->kstack);
 		break;
 	}
+	case LS_EV_PYSTACK: {
+		const struct ls_ev_pystack *e = (const void *)rec;
+		size_t n = (rec->size - offsetof(struct ls_ev_pystack, f)) / sizeof(e->f[0]);
+		if (n > e->n)
+			n = e->n;
+		KV(",\"kind\":\"%s\",\"frames\":%u,\"truncated\":%s,\"innermost\":\"0x%llx@%u\"",
+		   "%s frames=%u%s innermost=0x%llx@%u", e->kind ? "block" : "sample", e->n,
+		   json ? (e->truncated ? "true" : "false") : (e->truncated ? " truncated" : ""),
+		   n ? (unsigned long long)e->f[0].code : 0ull, n ? e->f[0].lasti : 0);
+		break;
+	}
 	case LS_REC_STACK: {
 		const struct ls_rec_stack *e = (const void *)rec;
 		KV(",\"id\":%d,\"depth\":%u", "id=%d depth=%u", e->id, e->nips);

@@ -368,6 +368,14 @@ static void start_sampling(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 		b->sources |= LS_SRC_SAMPLES;
 }
 
+int ls_bpf_py_set(void *ctx, __u32 tgid, const struct ls_py_proc *pp)
+{
+	struct ls_bpf *b = ctx;
+
+	return bpf_map_update_elem(bpf_map__fd(b->sched->maps.py_procs), &tgid, pp, BPF_ANY) ? -errno
+											       : 0;
+}
+
 int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long long *ips, int max)
 {
 	int fd = bpf_map__fd(b->sched->maps.stacks);

@@ -54,6 +54,8 @@ int ls_bpf_ncpus(void);
 /* Walks the stack map: first call with *have = false. Fills ips (innermost
  * first), returns how many, 0 when done. */
 int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long long *ips, int max);
+/* Where the Python frame walker looks in tgid (ctx: the struct ls_bpf). */
+int ls_bpf_py_set(void *ctx, __u32 tgid, const struct ls_py_proc *pp);
 unsigned long long ls_bpf_stack_errors(struct ls_bpf *b);
 void ls_bpf_stop(struct ls_bpf *b);
 

@@ -69,6 +69,8 @@ bool ls_recorder_proc_info(struct ls_recorder *r, pid_t pid)
 	if (ls_proc_info(pid, ls_now_ns(), r->procbuf) <= 0)
 		return false;
 	write_record(r, (struct ls_hdr *)r->procbuf);
+	if (r->py)
+		ls_py_detect(r->py, pid);
 	return true;
 }
 
@@ -194,6 +196,11 @@ static void watch_targets(struct ls_recorder *r, const struct ls_hdr *h)
 	}
 }
 
+static void py_write(void *ctx, const struct ls_hdr *h)
+{
+	write_record(ctx, h);
+}
+
 int ls_recorder_on_record(void *ctx, void *data, size_t size)
 {
 	struct ls_recorder *r = ctx;
@@ -244,6 +251,8 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 	} else if (h->type == LS_EV_GPU_LAUNCH) {
 		const struct ls_ev_gpu_launch *e = data;
 		use_stack(r, h->pid, e->ustack, -1);
+	} else if (h->type == LS_EV_PYSTACK && h->size >= offsetof(struct ls_ev_pystack, f)) {
+		ls_py_seen(r->py, data, py_write, r);
 	}
 	/* Process table: a new process, or a new program image. */
 	if (h->type == LS_EV_PROC_FORK) {
@@ -405,6 +414,8 @@ void ls_recorder_free(struct ls_recorder *r)
 	for (size_t i = 0; i < r->streams.cap; i++)
 		if (r->streams.keys[i])
 			stream_free(r->streams.vals[i]);
+	ls_py_free(r->py);
+	r->py = NULL;
 	free(r->uses);
 	free(r->known);
 	free(r->written);

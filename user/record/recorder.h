@@ -15,6 +15,7 @@
 #include "capture.h"
 #include "idmap.h"
 #include "loader.h"
+#include "python.h"
 #include "proc.h"
 #include "symbolize.h"
 
@@ -34,6 +35,7 @@ struct ls_recorder {
 	int ntaps;
 	struct ls_bpf *bpf;
 	struct ls_symbolizer *sym;
+	struct ls_py *py; /* Python frames: interpreters found, frames to name */
 	/* (pid, stack id) pairs seen, as a set: key + 1, 0 = empty slot */
 	__u64 *uses;
 	size_t nuses, capuses;

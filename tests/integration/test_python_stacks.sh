@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Python frames in the CPU and off-CPU graphs of Debian's unmodified
+# python3.11 (built without frame pointers), walked from the interpreter's
+# own state: the workload's functions by name, file and line (the lines are
+# found in the workload's source, not taken from latsplit), with their
+# callers; numpy's native code under its Python caller; a second Python
+# thread; a process that was already running when record attached.
+source "$(dirname "$0")/lib.sh"
+require_root python_stacks
+
+PY=/usr/bin/python3
+WL=$ROOT/tests/helpers/py_workload.py
+ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+if [[ $ver != 3.11 ]]; then
+  skip "python_stacks: $PY is Python ${ver:-missing}; the frame layout known today is 3.11's"
+  exit 0
+fi
+# numpy's BLAS on one thread: its compute is then the Python thread's own
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+
+# line_of TEXT: the workload's line holding TEXT (the truth for frame lines)
+line_of() { grep -nF -- "$1" "$WL" | head -1 | cut -d: -f1; }
+L_HOT=$(line_of 'x += i * i')
+L_FOR=$(line_of 'for i in range(n):')
+L_NAP=$(line_of 'time.sleep(0.02)')
+L_MM=$(line_of 'return a @ a')
+L_CALL_HOT=$(line_of 'hot_loop(200000)')
+
+check_graphs() { # NAME CAPTURE
+  local name=$1 cap=$2
+  "$LS" flame --kind cpu "$cap" >"$T/$name.cpu" 2>"$T/$name.cpu.err"
+  "$LS" flame --kind offcpu "$cap" >"$T/$name.off" 2>"$T/$name.off.err"
+  python3 - "$T/$name.cpu" "$T/$name.off" "$name" "$L_HOT" "$L_FOR" "$L_NAP" "$L_MM" "$L_CALL_HOT" <<'EOF'
+import re, sys
+cpu, off, name = sys.argv[1], sys.argv[2], sys.argv[3]
+l_hot, l_for, l_nap, l_mm, l_call = sys.argv[4:9]
+f = "helpers/py_workload.py"
+def load(p):
+    out = []
+    for l in open(p):
+        stack, _, w = l.rstrip("\n").rpartition(" ")
+        out.append((stack.split(";"), int(w)))
+    return out
+c, o = load(cpu), load(off)
+pyframe = re.compile(r" \(.+\.py(:\d+)?\)$")
+total = sum(w for _, w in c)
+withpy = sum(w for s, w in c if any(pyframe.search(x) for x in s))
+hot = sum(w for s, w in c if any(x in (f"hot_loop ({f}:{l_hot})", f"hot_loop ({f}:{l_for})") for x in s)
+          and f"worker ({f}:{l_call})" in s)
+print(f"  {name}: {total} CPU samples, {withpy} with Python frames ({100 * withpy / max(total, 1):.1f}%); "
+      f"{hot} in hot_loop called from worker:{l_call}")
+def show(lst, pat):
+    for s, w in sorted(lst, key=lambda x: -x[1]):
+        if any(pat in x for x in s):
+            return ";".join(s)[:240]
+    return "(none)"
+print("  e.g. " + show(c, "hot_loop"))
+ok = total >= 50 and withpy >= 0.9 * total and hot >= 0.3 * total
+print(("PASS" if ok else "FAIL") + f" python_stacks.{name}.cpu: >= 90% of samples carry a Python frame, "
+      f"hot_loop at its own lines under its caller")
+nap = [(s, w) for s, w in o if f"nap ({f}:{l_nap})" in s]
+nap_ok = nap and all(s.index(f"nap ({f}:{l_nap})") < len(s) - 1 and
+                     not pyframe.search(s[s.index(f"nap ({f}:{l_nap})") + 1]) for s, _ in nap)
+nap_ns = sum(w for _, w in nap)
+print("  e.g. " + show(o, "nap ("))
+print(("PASS" if nap_ok and nap_ns > 0.3e9 else "FAIL") + f" python_stacks.{name}.offcpu: nap "
+      f"(line {l_nap}) blocked {nap_ns / 1e9:.2f} s, native frames under it")
+if "numpy" in name:
+    mm = [(s, w) for s, w in c if f"matmul ({f}:{l_mm})" in s]
+    native = sum(w for s, w in mm if s.index(f"matmul ({f}:{l_mm})") < len(s) - 1)
+    print(("PASS" if native > 0 else "FAIL") + f" python_stacks.{name}.native_under_python: "
+          f"{native} samples of matmul (line {l_mm}) with native frames under it")
+EOF
+}
+
+# 1. started by record, with numpy
+"$LS" record -F 199 -o "$T/run.data" -- "$PY" "$WL" 4 --numpy >"$T/run.out" 2>"$T/run.log" ||
+  { fail "python_stacks.record: $(tail -1 "$T/run.log")"; exit 0; }
+check_graphs numpy "$T/run.data"
+
+# 2. attached to a running interpreter, its work in a second thread
+"$PY" "$WL" 6 --thread >"$T/wl.out" 2>&1 &
+WPID=$!
+CLEANUP+=("kill $WPID")
+wait_for_file_text() { for _ in $(seq 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+wait_for_file_text "$T/wl.out" ready || { fail "python_stacks.attach: workload did not start"; exit 0; }
+sleep 0.5
+timeout -s INT 3 "$LS" record -F 199 -p "$WPID" -o "$T/attach.data" 2>"$T/attach.log"
+check_graphs attach_thread "$T/attach.data"
+others=$("$LS" dump --json "$T/attach.data" 2>/dev/null | python3 -c '
+import json, sys
+main = int(sys.argv[1])
+print(len({e["tid"] for e in map(json.loads, sys.stdin)
+           if e["type"] == "pystack" and e["kind"] == "sample" and e["tid"] != main}))' "$WPID")
+info "attach: Python stacks sampled in $others thread(s) other than the main one"
+check python_stacks.second_thread [ "${others:-0}" -ge 1 ]

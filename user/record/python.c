@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* CPython frames for record: see python.h. */
+#include "python.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "cli.h" /* ls_now_ns */
+#include "grow.h"
+#include "pycode.h"
+
+/* A CPython version's layout: what the BPF walker follows, and the code
+ * and string objects' fields user space reads to name a frame. Offsets from
+ * the interpreter's own headers (Include/internal, Py_BUILD_CORE); the
+ * version test checks them against the headers when they are installed. */
+struct py_layout {
+	int major, minor;
+	struct ls_py_proc walk;
+	__u16 co_filename, co_qualname, co_firstlineno, co_linetable;
+	__u16 str_length, str_state, ascii_data, compact_data; /* PyASCIIObject, compact forms */
+	__u16 bytes_size, bytes_data;                           /* PyBytesObject */
+};
+
+static const struct py_layout layouts[] = {
+	{3, 11,
+	 {.interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_tid = 160, .ts_cframe = 56,
+	  .cf_frame = 8, .fr_code = 32, .fr_prev = 48, .fr_instr = 56, .co_code = 184},
+	 112, 128, 72, 136, 16, 32, 48, 72, 16, 32},
+};
+
+struct py_pid {
+	pid_t pid;
+	int layout; /* index in layouts, -1: not an interpreter we walk */
+};
+
+struct py_seen {
+	__u32 pid;
+	__u64 key;
+	bool named;
+};
+
+struct py_code {
+	__u32 pid;
+	__u64 code;
+	bool ok;
+	int firstlineno;
+	char name[192]; /* "qualname (dir/file.py" */
+	unsigned char *lines;
+	size_t nlines;
+};
+
+struct ls_py {
+	ls_py_set_fn set;
+	void *set_ctx;
+	struct py_pid *pids;
+	size_t npids, cappids;
+	struct py_seen *seen; /* open addressing, key 0 = empty */
+	size_t nseen, capseen;
+	struct py_code *codes; /* open addressing by (pid, code) */
+	size_t ncodes, capcodes;
+	unsigned long long unnamed;
+	unsigned warned; /* minor versions already warned about (bit per minor) */
+};
+
+struct ls_py *ls_py_new(ls_py_set_fn set, void *set_ctx)
+{
+	struct ls_py *p = calloc(1, sizeof(*p));
+
+	if (p) {
+		p->set = set;
+		p->set_ctx = set_ctx;
+	}
+	return p;
+}
+
+void ls_py_free(struct ls_py *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->capcodes; i++)
+		free(p->codes[i].lines);
+	free(p->codes);
+	free(p->seen);
+	free(p->pids);
+	free(p);
+}
+
+unsigned long long ls_py_unnamed(const struct ls_py *p)
+{
+	return p ? p->unnamed : 0;
+}
+
+static bool read_mem(pid_t pid, __u64 addr, void *buf, size_t len)
+{
+	struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
+
+	return addr && process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len;
+}
+
+/* ---- finding the interpreter ---- */
+
+/* python3.N[suffix] or libpython3.N[suffix].so[...]: N, else -1 */
+static int interp_minor(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	int minor, end = 0;
+
+	b = b ? b + 1 : path;
+	if (!strncmp(b, "lib", 3))
+		b += 3;
+	if (sscanf(b, "python3.%d%n", &minor, &end) != 1 || minor < 0 || minor > 99)
+		return -1;
+	b += end;
+	/* python3.11, python3.11d, libpython3.11.so.1.0, libpython3.11d.so */
+	while (*b && *b != '.' && strchr("dmu", *b))
+		b++;
+	return !*b || !strncmp(b, ".so", 3) ? minor : -1;
+}
+
+struct elf_syms {
+	__u64 runtime, version; /* symbol values, 0: absent */
+	__u64 vaddr0;           /* the first PT_LOAD's page-aligned address */
+};
+
+static int elf_lookup(const char *file, struct elf_syms *out)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC), rc = -1;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t nph;
+
+	memset(out, 0, sizeof(*out));
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		goto out;
+	if (!elf_getphdrnum(elf, &nph))
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+				out->vaddr0 = ph.p_vaddr & ~(__u64)0xfff;
+				break;
+			}
+		}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+			if (!gelf_getsym(d, (int)i, &s) || !s.st_value ||
+			    !(n = elf_strptr(elf, sh.sh_link, s.st_name)))
+				continue;
+			if (!strcmp(n, "_PyRuntime"))
+				out->runtime = s.st_value;
+			else if (!strcmp(n, "Py_Version"))
+				out->version = s.st_value;
+		}
+		if (out->runtime)
+			break;
+	}
+	rc = out->runtime ? 0 : -1;
+	elf_end(elf);
+out:
+	close(fd);
+	return rc;
+}
+
+static struct py_pid *pid_slot(struct ls_py *p, pid_t pid)
+{
+	for (size_t i = 0; i < p->npids; i++)
+		if (p->pids[i].pid == pid)
+			return &p->pids[i];
+	GROW(p->pids, p->npids, p->cappids);
+	p->pids[p->npids] = (struct py_pid){pid, -1};
+	return &p->pids[p->npids++];
+}
+
+bool ls_py_detect(struct ls_py *p, pid_t pid)
+{
+	char path[4096 + 64], line[4096 + 256], file[4096];
+	unsigned long long start, end, off, base = 0;
+	int minor = -1;
+	FILE *f;
+
+	if (!p || pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8];
+		int at = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &at) < 4 ||
+		    !at || line[at] != '/')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if ((minor = interp_minor(line + at)) < 0)
+			continue;
+		snprintf(file, sizeof(file), "%s", line + at);
+		base = start - off; /* the file's first byte, as mapped */
+		break;
+	}
+	fclose(f);
+	struct py_pid *slot = pid_slot(p, pid);
+	slot->layout = -1;
+	if (minor < 0)
+		return false;
+
+	struct elf_syms es;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, file);
+	if (elf_lookup(path, &es) && elf_lookup(file, &es))
+		return false;
+	__u64 bias = base - es.vaddr0;
+	__u32 ver = 0;
+	int major = 3;
+	if (es.version && read_mem(pid, bias + es.version, &ver, sizeof(ver)) && ver >> 24 == 3)
+		minor = (int)(ver >> 16 & 0xff);
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		if (layouts[i].major != major || layouts[i].minor != minor)
+			continue;
+		struct ls_py_proc pp = layouts[i].walk;
+		pp.runtime = bias + es.runtime;
+		if (p->set(p->set_ctx, (__u32)pid, &pp))
+			return false;
+		slot->layout = (int)i;
+		return true;
+	}
+	if (minor < 32 && !(p->warned & 1u << minor)) {
+		p->warned |= 1u << minor;
+		fprintf(stderr,
+			"latsplit record: pid %d runs Python %d.%d: no frame layout for that version "
+			"(3.11 is known); its Python frames are not walked, native stacks still are\n",
+			pid, major, minor);
+	}
+	return false;
+}
+
+/* ---- the frames seen ---- */
+
+static __u64 mix(__u64 a, __u64 b)
+{
+	__u64 h = a * 0x9e3779b97f4a7c15ull ^ b;
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ h >> 29;
+}
+
+static bool seen_grow(struct ls_py *p)
+{
+	size_t cap = p->capseen ? p->capseen * 2 : 1024;
+	struct py_seen *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return false;
+	for (size_t i = 0; i < p->capseen; i++) {
+		if (!p->seen[i].key)
+			continue;
+		size_t h = mix(p->seen[i].pid, p->seen[i].key) & (cap - 1);
+		while (n[h].key)
+			h = (h + 1) & (cap - 1);
+		n[h] = p->seen[i];
+	}
+	free(p->seen);
+	p->seen = n;
+	p->capseen = cap;
+	return true;
+}
+
+/* ---- naming ---- */
+
+/* A str object's text (ASCII or Latin-1 compact forms), "?" otherwise. */
+static void read_str(pid_t pid, const struct py_layout *L, __u64 obj, char *out, size_t cap)
+{
+	__u64 length = 0;
+	__u32 state = 0;
+	unsigned char buf[256];
+
+	snprintf(out, cap, "?");
+	if (!read_mem(pid, obj + L->str_length, &length, sizeof(length)) ||
+	    !read_mem(pid, obj + L->str_state, &state, sizeof(state)))
+		return;
+	bool compact = state >> 5 & 1, ascii = state >> 6 & 1;
+	unsigned kind = state >> 2 & 7;
+	size_t n = length < sizeof(buf) ? length : sizeof(buf);
+	if (!compact || (!ascii && kind != 1) || n >= cap)
+		return;
+	if (!read_mem(pid, obj + (ascii ? L->ascii_data : L->compact_data), buf, n))
+		return;
+	for (size_t i = 0; i < n; i++)
+		out[i] = buf[i] >= 32 && buf[i] < 127 ? (char)buf[i] : '?';
+	out[n] = '\0';
+}
+
+/* The last two components of a path: "engine/llm.py". */
+static const char *short_path(const char *s)
+{
+	const char *last = strrchr(s, '/');
+
+	if (!last || last == s)
+		return s;
+	for (const char *q = last - 1; q > s; q--)
+		if (*q == '/')
+			return q + 1;
+	return s;
+}
+
+static struct py_code *code_info(struct ls_py *p, const struct py_layout *L, __u32 pid, __u64 code)
+{
+	if ((p->ncodes + 1) * 2 > p->capcodes) {
+		size_t cap = p->capcodes ? p->capcodes * 2 : 256;
+		struct py_code *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < p->capcodes; i++) {
+			if (!p->codes[i].code)
+				continue;
+			size_t h = mix(p->codes[i].pid, p->codes[i].code) & (cap - 1);
+			while (n[h].code)
+				h = (h + 1) & (cap - 1);
+			n[h] = p->codes[i];
+		}
+		free(p->codes);
+		p->codes = n;
+		p->capcodes = cap;
+	}
+	size_t h = mix(pid, code) & (p->capcodes - 1);
+	while (p->codes[h].code && !(p->codes[h].code == code && p->codes[h].pid == pid))
+		h = (h + 1) & (p->capcodes - 1);
+	struct py_code *c = &p->codes[h];
+	if (c->code)
+		return c;
+	*c = (struct py_code){.pid = pid, .code = code};
+	p->ncodes++;
+
+	__u64 fn = 0, qn = 0, lt = 0, tlen = 0;
+	int first = 0;
+	char qs[96], fs[160];
+	if (!read_mem(pid, code + L->co_filename, &fn, 8) || !read_mem(pid, code + L->co_qualname, &qn, 8) ||
+	    !read_mem(pid, code + L->co_firstlineno, &first, 4) ||
+	    !read_mem(pid, code + L->co_linetable, &lt, 8))
+		return c;
+	read_str(pid, L, qn, qs, sizeof(qs));
+	read_str(pid, L, fn, fs, sizeof(fs));
+	snprintf(c->name, sizeof(c->name), "%.95s (%.90s", qs, short_path(fs));
+	c->firstlineno = first;
+	if (read_mem(pid, lt + L->bytes_size, &tlen, 8) && tlen && tlen < (1u << 20) &&
+	    (c->lines = malloc(tlen)) && read_mem(pid, lt + L->bytes_data, c->lines, tlen))
+		c->nlines = tlen;
+	c->ok = true;
+	return c;
+}
+
+static const struct py_layout *layout_of(struct ls_py *p, __u32 pid)
+{
+	for (size_t i = 0; i < p->npids; i++)
+		if ((__u32)p->pids[i].pid == pid)
+			return p->pids[i].layout >= 0 ? &layouts[p->pids[i].layout] : NULL;
+	return NULL;
+}
+
+/* Names one frame now, from the live process: its code object may be freed
+ * (and the address reused) later. */
+static void name_one(struct ls_py *p, __u32 pid, __u64 key, ls_py_write_fn write, void *ctx)
+{
+	_Alignas(8) unsigned char buf[sizeof(struct ls_rec_sym) + 256];
+	struct ls_rec_sym *sy = (void *)buf;
+	const struct py_layout *L = layout_of(p, pid);
+
+	if (!L && p->npids)
+		L = &layouts[0]; /* a forked child walks its parent's layout; one layout today */
+	__u64 code = key & ((1ull << 48) - 1);
+	unsigned lasti = (unsigned)(key >> 48) - 1;
+	struct py_code *c = L ? code_info(p, L, pid, code) : NULL;
+	char *name = (char *)(sy + 1);
+	if (c && c->ok) {
+		int line = c->nlines ? ls_py_line(c->lines, c->nlines, c->firstlineno, lasti) : -1;
+		if (line >= 0)
+			snprintf(name, 256, "%s:%d)", c->name, line);
+		else
+			snprintf(name, 256, "%s)", c->name);
+	} else {
+		p->unnamed++;
+		snprintf(name, 256, "[python frame] (unreadable)");
+	}
+	size_t nl = strlen(name) + 1;
+	memset(sy, 0, sizeof(*sy));
+	sy->h.type = LS_REC_SYM;
+	sy->h.size = (__u16)((sizeof(*sy) + nl + 7) & ~7ul);
+	sy->h.ts = ls_now_ns();
+	sy->h.pid = pid;
+	sy->ip = key;
+	sy->name_len = (__u32)nl;
+	memset(name + nl, 0, sy->h.size - sizeof(*sy) - nl);
+	write(ctx, &sy->h);
+}
+
+void ls_py_seen(struct ls_py *p, const struct ls_ev_pystack *e, ls_py_write_fn write, void *ctx)
+{
+	__u32 n = e->n;
+
+	if (!p)
+		return;
+	if (offsetof(struct ls_ev_pystack, f) + (size_t)n * sizeof(e->f[0]) > e->h.size)
+		n = (e->h.size - offsetof(struct ls_ev_pystack, f)) / sizeof(e->f[0]);
+	for (__u32 i = 0; i < n && i < LS_PY_MAX_FRAMES; i++) {
+		__u64 key = LS_PY_KEY(e->f[i].code, e->f[i].lasti);
+		if ((p->nseen + 1) * 2 > p->capseen && !seen_grow(p))
+			return;
+		size_t h = mix(e->h.pid, key) & (p->capseen - 1);
+		while (p->seen[h].key && !(p->seen[h].key == key && p->seen[h].pid == e->h.pid))
+			h = (h + 1) & (p->capseen - 1);
+		if (!p->seen[h].key) {
+			p->seen[h] = (struct py_seen){e->h.pid, key, true};
+			p->nseen++;
+			name_one(p, e->h.pid, key, write, ctx);
+		}
+	}
+}
+
