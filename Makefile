@@ -17,7 +17,7 @@ USER_INCLUDES := $(addprefix -I,$(USER_DIRS))
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-Iinclude -I$(BUILD) $(USER_INCLUDES) -D_GNU_SOURCE
 CFLAGS ?= -O2 -g
-LDLIBS := -lbpf -lelf -lz -lpthread -lm -lmicrohttpd
+LDLIBS := -lbpf -ldw -lelf -lz -lpthread -lm -lmicrohttpd
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -8,6 +8,7 @@
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
 #include "python.bpf.h"
+#include "ustack.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -32,7 +33,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	struct ls_hdr h = e->h;
 	submit(e);
-	if (tgid)
+	if (tgid) {
+		ustack_emit(&h, LS_PY_SAMPLE);
 		py_emit(&h, LS_PY_SAMPLE);
+	}
 	return 0;
 }

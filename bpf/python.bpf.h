@@ -48,21 +48,69 @@ static __always_inline __u64 py_read(__u64 addr)
 	return v;
 }
 
+/* Loops go through bpf_loop: the verifier checks each body once, not once
+ * per iteration (thread lists and frame chains are long). */
+struct py_find {
+	const struct ls_py_proc *pp;
+	__u64 t, found;
+	__u32 tid;
+};
+
+static long py_find_step(__u32 i, void *arg)
+{
+	struct py_find *f = arg;
+
+	if (!f->t)
+		return 1;
+	if ((__u32)py_read(f->t + f->pp->ts_tid) == f->tid) {
+		f->found = f->t;
+		return 1;
+	}
+	f->t = py_read(f->t + f->pp->ts_next);
+	return 0;
+}
+
 static __always_inline __u64 py_tstate(const struct ls_py_proc *pp, __u32 tid)
 {
 	__u64 *cached = bpf_map_lookup_elem(&py_tstates, &tid);
-	__u64 t;
+	struct py_find f = {.pp = pp, .tid = tid};
 
 	if (cached && *cached && (__u32)py_read(*cached + pp->ts_tid) == tid)
 		return *cached;
-	t = py_read(py_read(pp->runtime + pp->interp_head) + pp->threads_head);
-	for (int i = 0; i < PY_MAX_THREADS && t; i++) {
-		if ((__u32)py_read(t + pp->ts_tid) == tid) {
-			bpf_map_update_elem(&py_tstates, &tid, &t, BPF_ANY);
-			return t;
-		}
-		t = py_read(t + pp->ts_next);
-	}
+	f.t = py_read(py_read(pp->runtime + pp->interp_head) + pp->threads_head);
+	bpf_loop(PY_MAX_THREADS, py_find_step, &f, 0);
+	if (f.found)
+		bpf_map_update_elem(&py_tstates, &tid, &f.found, BPF_ANY);
+	return f.found;
+}
+
+struct py_walk {
+	const struct ls_py_proc *pp;
+	struct ls_ev_pystack *e;
+	__u64 fr;
+	__u32 n;
+};
+
+static long py_walk_step(__u32 i, void *arg)
+{
+	struct py_walk *w = arg;
+	const struct ls_py_proc *pp = w->pp;
+	__u64 code, instr, first, lasti;
+
+	if (!w->fr) /* bpf_loop stops at LS_PY_MAX_FRAMES; i is masked below */
+		return 1;
+	code = py_read(w->fr + pp->fr_code);
+	if (!code)
+		return 1;
+	instr = py_read(w->fr + pp->fr_instr);
+	first = code + pp->co_code;
+	lasti = instr > first ? (instr - first) / 2 : 0;
+	struct ls_py_frame *f = &w->e->f[i & (LS_PY_MAX_FRAMES - 1)];
+	f->code = code;
+	f->lasti = lasti < 0xfffd ? (__u32)lasti : 0xfffd;
+	f->pad = 0;
+	w->n = i + 1;
+	w->fr = py_read(w->fr + pp->fr_prev);
 	return 0;
 }
 
@@ -70,45 +118,39 @@ static __always_inline __u64 py_tstate(const struct ls_py_proc *pp, __u32 tid)
  * tid), when its process is a known interpreter and the thread runs Python. */
 static __always_inline void py_emit(const struct ls_hdr *like, __u32 kind)
 {
-	__u32 tgid = like->pid, tid = like->tid, zero = 0, n = 0, size;
+	__u32 tgid = like->pid, tid = like->tid, zero = 0;
 	const struct ls_py_proc *pp = bpf_map_lookup_elem(&py_procs, &tgid);
-	struct ls_ev_pystack *e;
-	__u64 t, fr;
+	struct py_walk w = {};
+	__u64 size;
+	__u64 t;
 
 	if (!pp)
 		return;
-	e = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!e)
+	w.pp = pp;
+	w.e = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!w.e)
 		return;
 	t = py_tstate(pp, tid);
 	if (!t)
 		return;
-	fr = py_read(py_read(t + pp->ts_cframe) + pp->cf_frame);
-	for (int i = 0; i < LS_PY_MAX_FRAMES && fr; i++) {
-		__u64 code = py_read(fr + pp->fr_code), instr = py_read(fr + pp->fr_instr);
-		__u64 first = code + pp->co_code, lasti = instr > first ? (instr - first) / 2 : 0;
-
-		if (!code)
-			break;
-		e->f[i].code = code;
-		e->f[i].lasti = lasti < 0xfffd ? (__u32)lasti : 0xfffd;
-		e->f[i].pad = 0;
-		n = i + 1;
-		fr = py_read(fr + pp->fr_prev);
-	}
-	if (!n)
+	w.fr = py_read(py_read(t + pp->ts_cframe) + pp->cf_frame);
+	bpf_loop(LS_PY_MAX_FRAMES, py_walk_step, &w, 0);
+	__u32 n = w.n;
+	asm volatile("" : "+r"(n)); /* the bound below is on this register */
+	if (!n || n > LS_PY_MAX_FRAMES)
 		return;
-	e->h = *like;
-	e->h.type = LS_EV_PYSTACK;
-	e->kind = kind;
-	e->n = n;
-	e->truncated = fr != 0;
-	e->pad = 0;
-	size = offsetof(struct ls_ev_pystack, f) + n * sizeof(struct ls_py_frame);
-	if (size > sizeof(*e))
-		size = sizeof(*e);
-	e->h.size = size;
-	if (bpf_ringbuf_output(&events, e, size, wakeup_flags()))
+	w.e->h = *like;
+	w.e->h.type = LS_EV_PYSTACK;
+	w.e->kind = kind;
+	w.e->n = n;
+	w.e->truncated = w.fr != 0;
+	w.e->pad = 0;
+	size = offsetof(struct ls_ev_pystack, f) + (__u64)n * sizeof(struct ls_py_frame);
+	asm volatile("" : "+r"(size));
+	if (size > sizeof(*w.e))
+		return;
+	w.e->h.size = (__u16)size;
+	if (bpf_ringbuf_output(&events, w.e, size, wakeup_flags()))
 		count_drop();
 }
 

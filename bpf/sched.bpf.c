@@ -12,6 +12,7 @@
 #include <bpf/bpf_tracing.h>
 #include "common.bpf.h"
 #include "python.bpf.h"
+#include "ustack.bpf.h"
 #include "core_fixes.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -67,8 +68,10 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 	struct ls_hdr h = e->h;
 	bool py = want_stacks && prev_tracked && state != 0;
 	submit(e);
-	if (py) /* prev is still current: its Python frames say why it blocked */
+	if (py) { /* prev is still current: its Python frames say why it blocked */
+		ustack_emit(&h, LS_PY_BLOCK);
 		py_emit(&h, LS_PY_BLOCK);
+	}
 	return 0;
 }
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 PKGS=(
-  make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
+  make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config
   systemtap-sdt-dev libcmocka-dev libclang-rt-14-dev
   nftables iproute2 ethtool python3 curl libbpf-tools binutils time
   debootstrap git

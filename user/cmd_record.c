@@ -61,6 +61,10 @@ static void usage(FILE *out)
 		"      --no-offcpu      no stacks when tracked threads block (off-CPU)\n"
 		"                       (samples and blocks of a CPython 3.11 process also\n"
 		"                       carry its Python frames)\n"
+		"      --call-graph fp|dwarf[,BYTES]  user stacks by frame pointers (default),\n"
+		"                       or also by DWARF CFI: BYTES of user stack (default\n"
+		"                       8192) copied at each sample and block and unwound\n"
+		"                       while recording (code without frame pointers)\n"
 		"      --no-symbolize   keep raw stack addresses; do not symbolize at the end\n"
 		"                       (and no Python frames: those are named live)\n"
 		"      --stack-entries N  distinct stacks kept (stack map size, default 16384,\n"
@@ -174,6 +178,20 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 		ws->records ? (double)ws->file_bytes / ws->records : 0.0);
 	fprintf(stderr, "  ring-buffer drops: %llu; writer stalls: %llu (%.1f ms)\n", drops,
 		(unsigned long long)ws->stalls, ws->stall_ns / 1e6);
+	if (r->unwind) {
+		const struct ls_unwind_stats *u = ls_unwind_stats(r->unwind);
+		fprintf(stderr,
+			"  user stacks unwound by DWARF: %llu, %.1f frames each, %.1f us each (%.0f "
+			"stacks/s); stopped short: %llu at a frame without CFI, %llu at the end of "
+			"the copied stack, %llu failed\n",
+			u->stacks, u->stacks ? (double)u->frames / u->stacks : 0.0,
+			u->stacks ? u->ns / 1e3 / u->stacks : 0.0, u->ns ? u->stacks * 1e9 / u->ns : 0.0,
+			u->stopped[LS_UNWIND_NO_CFI], u->stopped[LS_UNWIND_STACK_END],
+			u->stopped[LS_UNWIND_ERROR]);
+	}
+	if (r->py && ls_py_unnamed(r->py))
+		fprintf(stderr, "  Python frames that could not be named (process memory unreadable): "
+				"%llu\n", ls_py_unnamed(r->py));
 	if (drops)
 		fprintf(stderr,
 			"latsplit record: warning: %llu events lost (BPF ring buffer full): raise "
@@ -223,6 +241,7 @@ int ls_record_main(int argc, char **argv, const struct ls_top_opts *top)
 		{"no-offcpu", no_argument, NULL, 'O'},    {"no-symbolize", no_argument, NULL, 'S'},
 		{"debug-dir", required_argument, NULL, 'D'},
 		{"stack-entries", required_argument, NULL, 'K'},
+		{"call-graph", required_argument, NULL, 'U'},
 		{"no-engine", no_argument, NULL, 'G'},
 		{"capture-bodies", no_argument, NULL, 'B'},
 		{"metrics", required_argument, NULL, 'M'},
@@ -245,7 +264,7 @@ int ls_record_main(int argc, char **argv, const struct ls_top_opts *top)
 	int npids = 0, nports = 0, opt, go_fd = -1, rc = 1;
 	bool verbose = false, no_sock = false, no_engine = false, sample_all = false, offcpu = true,
 	     symbolize = true;
-	unsigned long freq = 49;
+	unsigned long freq = 49, ustack_bytes = 0;
 	const char *engine_paths[8], *cuda_paths[4];
 	int nengine_paths = 0, ncuda_paths = 0;
 	char self_lib[2][4096];
@@ -365,6 +384,24 @@ int ls_record_main(int argc, char **argv, const struct ls_top_opts *top)
 		case 'S':
 			symbolize = false;
 			break;
+		case 'U': { /* fp | dwarf[,BYTES] */
+			const char *comma = strchr(optarg, ',');
+			if (!strcmp(optarg, "fp")) {
+				ustack_bytes = 0;
+			} else if (!strncmp(optarg, "dwarf", 5) && (!optarg[5] || comma == optarg + 5)) {
+				ustack_bytes = 8192;
+				if (comma && (!ls_parse_uint(comma + 1, LS_USTACK_MAX, &ustack_bytes) ||
+					      ustack_bytes < 64 || ustack_bytes % 8)) {
+					ls_err("record", "bad --call-graph '%s': dwarf,BYTES wants 64..%u, a "
+					       "multiple of 8 (default 8192)", optarg, LS_USTACK_MAX);
+					return EXIT_USAGE;
+				}
+			} else {
+				ls_err("record", "bad --call-graph '%s' (fp, dwarf or dwarf,BYTES)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		}
 		case 'G':
 			no_engine = true;
 			break;
@@ -480,6 +517,7 @@ int ls_record_main(int argc, char **argv, const struct ls_top_opts *top)
 				 .sample_freq = freq,
 				 .sample_all = sample_all,
 				 .offcpu_stacks = offcpu,
+				 .ustack_bytes = (unsigned)ustack_bytes,
 				 .stack_entries = stack_entries,
 				 .nengine_paths = nengine_paths,
 				 .on_record = ls_recorder_on_record,
@@ -527,6 +565,8 @@ int ls_record_main(int argc, char **argv, const struct ls_top_opts *top)
 	 * be named while they live */
 	if ((freq || offcpu) && symbolize)
 		r.py = ls_py_new(ls_bpf_py_set, r.bpf);
+	if (ustack_bytes && (freq || offcpu))
+		r.unwind = ls_unwind_new();
 	if (r.sym && debug_dir)
 		ls_sym_set_debug_dir(r.sym, debug_dir);
 	hdr.track_all = track_all;

@@ -51,6 +51,7 @@ enum ls_type {
 	LS_EV_CONN_ADOPT = 20,
 	LS_EV_TCP_XMIT = 21,
 	LS_EV_PYSTACK = 22,
+	LS_EV_USTACK_RAW = 23,
 	LS_EV_KERNEL_MAX,
 
 	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
@@ -59,6 +60,7 @@ enum ls_type {
 	LS_REC_STACK = 131,     /* a stack-map entry: id -> instruction pointers */
 	LS_REC_SYM = 132,       /* a symbolized address (pid 0: kernel) */
 	LS_REC_MAPPING = 133,   /* an executable mapping of a process with stacks */
+	LS_REC_USTACK = 134,    /* a user stack unwound by DWARF CFI (record --call-graph dwarf) */
 	LS_REC_MAX,
 };
 
@@ -364,7 +366,7 @@ struct ls_ev_sample {
  * record, with the same ts and tid. Innermost frame first; each is a code
  * object's address and the index (in code units) of its last instruction.
  * Variable size: n frames. A new type: older captures have none (ABI 4). */
-#define LS_PY_MAX_FRAMES 48
+#define LS_PY_MAX_FRAMES 64 /* a power of two: BPF masks its index */
 #define LS_PY_SAMPLE 0
 #define LS_PY_BLOCK 1
 struct ls_py_frame {
@@ -381,6 +383,36 @@ struct ls_ev_pystack {
 	__u32 pad;
 	struct ls_py_frame f[LS_PY_MAX_FRAMES];
 };
+
+/* record --call-graph dwarf: the user registers and a window of the user
+ * stack of a thread where a sample (LS_PY_SAMPLE) or a blocking switch
+ * (LS_PY_BLOCK) was taken, following that record (same ts and tid). Record
+ * unwinds it with the mappings' CFI and writes LS_REC_USTACK instead: this
+ * record never reaches a capture file. Variable size: len bytes of stack. */
+#define LS_USTACK_MAX 16384
+struct ls_ev_ustack_raw {
+	struct ls_hdr h;
+	__u32 kind;
+	__u32 len; /* stack bytes copied from sp up */
+	__u64 ip, sp, bp;
+	__u8 data[LS_USTACK_MAX];
+};
+
+/* The user stack that unwinding gave (leaf first), for the sample or
+ * blocking switch with the same ts and tid; it replaces the frame-pointer
+ * stack of that record in the graphs. Variable size: n addresses. */
+struct ls_rec_ustack {
+	struct ls_hdr h;
+	__u32 kind;
+	__u32 n;
+	__u32 status; /* 0: reached the outermost frame; else where it stopped (LS_UNWIND_*) */
+	__u32 pad;
+	/* __u64 ips[n]; */
+};
+#define LS_UNWIND_OK 0
+#define LS_UNWIND_NO_CFI 1   /* a frame without unwind information */
+#define LS_UNWIND_STACK_END 2 /* the copied window ended */
+#define LS_UNWIND_ERROR 3
 
 /* A Python frame as a stack address, for the symbol records and the stack
  * graphs: above every user address (< 2^47), unique per (code, lasti). */

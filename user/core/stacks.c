@@ -145,34 +145,65 @@ static void set_last(struct ls_stack_loader *l, __u32 tid, __u32 kind, size_t in
 	ls_idmap_put(&l->last, key, (void *)(uintptr_t)(index + 1));
 }
 
-static void add_pystack(struct ls_stack_loader *l, const struct ls_ev_pystack *e)
+/* The (first, count) slot of the sample or block a Python or unwound stack
+ * belongs to (kind, ts, tid), python or native; NULL when not found. */
+static __u32 *slot_of(struct ls_stack_loader *l, const struct ls_hdr *h, __u32 kind, bool native)
 {
 	struct ls_stack_data *d = &l->d;
-	size_t n = e->n, first = d->npykeys;
-	__u32 *py = NULL, *npy = NULL;
-	uintptr_t at = (uintptr_t)ls_idmap_get(&l->last, ((uint64_t)(e->kind & 1) << 32 | e->h.tid) + 1);
+	uintptr_t at = (uintptr_t)ls_idmap_get(&l->last, ((uint64_t)(kind & 1) << 32 | h->tid) + 1);
 
-	if (offsetof(struct ls_ev_pystack, f) + n * sizeof(e->f[0]) > e->h.size)
-		n = (e->h.size - offsetof(struct ls_ev_pystack, f)) / sizeof(e->f[0]);
-	if (e->kind == LS_PY_SAMPLE && at && at <= d->nsamples) {
+	if (kind == LS_PY_SAMPLE && at && at <= d->nsamples) {
 		struct ls_sample *s = &d->samples[at - 1];
-		if (s->ts == e->h.ts && s->tid == e->h.tid && !s->npy)
-			py = &s->py, npy = &s->npy;
-	} else if (e->kind == LS_PY_BLOCK && at && at <= d->nblocked) {
+		if (s->ts == h->ts && s->tid == h->tid)
+			return native ? &s->nat : &s->py;
+	} else if (kind == LS_PY_BLOCK && at && at <= d->nblocked) {
 		struct ls_block *b = &d->blocked[at - 1];
-		if (b->ts == e->h.ts && b->tid == e->h.tid && !b->npy)
-			py = &b->py, npy = &b->npy;
+		if (b->ts == h->ts && b->tid == h->tid)
+			return native ? &b->nat : &b->py;
 	}
-	if (!py || !n) {
+	return NULL;
+}
+
+/* Appends keys to the pool for slot (slot[0] first, slot[1] count). */
+static void fill_slot(struct ls_stack_data *d, __u32 *slot, const __u64 *keys, size_t n)
+{
+	size_t first = d->npykeys;
+
+	if (!slot || slot[1] || !n) {
 		d->py_unmatched++;
 		return;
 	}
-	for (size_t i = 0; i < n && i < LS_PY_MAX_FRAMES; i++) {
+	for (size_t i = 0; i < n; i++) {
 		GROW(d->pykeys, d->npykeys, d->cappykeys);
-		d->pykeys[d->npykeys++] = LS_PY_KEY(e->f[i].code, e->f[i].lasti);
+		d->pykeys[d->npykeys++] = keys[i];
 	}
-	*py = (__u32)first;
-	*npy = (__u32)(d->npykeys - first);
+	slot[0] = (__u32)first;
+	slot[1] = (__u32)(d->npykeys - first);
+}
+
+static void add_pystack(struct ls_stack_loader *l, const struct ls_ev_pystack *e)
+{
+	__u64 keys[LS_PY_MAX_FRAMES];
+	size_t n = e->n;
+
+	if (offsetof(struct ls_ev_pystack, f) + n * sizeof(e->f[0]) > e->h.size)
+		n = (e->h.size - offsetof(struct ls_ev_pystack, f)) / sizeof(e->f[0]);
+	if (n > LS_PY_MAX_FRAMES)
+		n = LS_PY_MAX_FRAMES;
+	for (size_t i = 0; i < n; i++)
+		keys[i] = LS_PY_KEY(e->f[i].code, e->f[i].lasti);
+	fill_slot(&l->d, slot_of(l, &e->h, e->kind, false), keys, n);
+}
+
+static void add_ustack(struct ls_stack_loader *l, const struct ls_rec_ustack *e)
+{
+	size_t n = e->n;
+
+	if (sizeof(*e) + n * sizeof(__u64) > e->h.size)
+		n = (e->h.size - sizeof(*e)) / sizeof(__u64);
+	if (n > LS_STACK_DEPTH)
+		n = LS_STACK_DEPTH;
+	fill_slot(&l->d, slot_of(l, &e->h, e->kind, true), (const __u64 *)(e + 1), n);
 }
 
 void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
@@ -197,11 +228,13 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 		const struct ls_ev_sample *e = (const void *)rec;
 		GROW(d->samples, d->nsamples, d->capsamples);
 		struct ls_sample *sm = &d->samples[d->nsamples++];
-		*sm = (struct ls_sample){e->h.ts, e->h.pid, e->ustack, e->kstack, "", e->h.tid, 0, 0};
+		*sm = (struct ls_sample){e->h.ts, e->h.pid, e->ustack, e->kstack, "", e->h.tid, 0, 0, 0, 0};
 		memcpy(sm->comm, e->comm, LS_COMM_LEN);
 		set_last(l, e->h.tid, LS_PY_SAMPLE, d->nsamples - 1);
 	} else if (rec->type == LS_EV_PYSTACK) {
 		add_pystack(l, (const struct ls_ev_pystack *)rec);
+	} else if (rec->type == LS_REC_USTACK) {
+		add_ustack(l, (const struct ls_rec_ustack *)rec);
 	} else if (rec->type == LS_EV_SCHED_SWITCH) {
 		const struct ls_ev_sched_switch *e = (const void *)rec;
 		GROW(l->sw, l->nsw, l->capsw);
@@ -210,7 +243,7 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 			GROW(d->blocked, d->nblocked, d->capblocked);
 			struct ls_block *pb = &d->blocked[d->nblocked];
 			*pb = (struct ls_block){e->h.tid, e->h.pid, e->h.ts, 0, e->prev_ustack,
-						     e->prev_kstack, "", 0, 0};
+						     e->prev_kstack, "", 0, 0, 0, 0};
 			memcpy(pb->comm, e->prev_comm, LS_COMM_LEN);
 			set_last(l, e->h.tid, LS_PY_BLOCK, d->nblocked);
 			GROW(l->sw, l->nsw, l->capsw);
@@ -260,14 +293,17 @@ struct merged {
  * Identical merged stacks share an id. Returns the id, or `ustack` when
  * out of memory. */
 static __s32 merge_one(struct ls_stack_data *d, struct merged *tab, size_t cap, __s32 *next,
-		       __u32 pid, __s32 ustack, __u32 py, __u32 npy)
+		       __u32 pid, __s32 ustack, __u32 py, __u32 npy, __u32 nat, __u32 nnat)
 {
 	const struct ls_stk *u = ls_stack_of(d, ustack);
+	const __u64 *native = nnat ? d->pykeys + nat : u ? u->ips : NULL;
+	__u32 nnative = nnat ? nnat : u ? u->n : 0;
 	__u64 ips[LS_STACK_DEPTH + LS_PY_MAX_FRAMES];
 	__u32 n = 0;
 
-	for (__u32 i = 0; u && i < u->n && !in_interp(d, pid, u->ips[i]) && n < LS_STACK_DEPTH; i++)
-		ips[n++] = u->ips[i];
+	for (__u32 i = 0; i < nnative && !(npy && in_interp(d, pid, native[i])) && n < LS_STACK_DEPTH;
+	     i++)
+		ips[n++] = native[i];
 	for (__u32 i = 0; i < npy && n < sizeof(ips) / sizeof(ips[0]); i++)
 		ips[n++] = d->pykeys[py + i];
 	__u64 h = 1469598103934665603ull ^ pid;
@@ -301,13 +337,15 @@ static void merge_python(struct ls_stack_data *d)
 		return;
 	for (size_t i = 0; i < d->nsamples; i++) {
 		struct ls_sample *s = &d->samples[i];
-		if (s->npy)
-			s->ustack = merge_one(d, tab, cap, &next, s->pid, s->ustack, s->py, s->npy);
+		if (s->npy || s->nnat)
+			s->ustack = merge_one(d, tab, cap, &next, s->pid, s->ustack, s->py, s->npy,
+					      s->nat, s->nnat);
 	}
 	for (size_t i = 0; i < d->nblocked; i++) {
 		struct ls_block *b = &d->blocked[i];
-		if (b->npy)
-			b->ustack = merge_one(d, tab, cap, &next, b->pid, b->ustack, b->py, b->npy);
+		if (b->npy || b->nnat)
+			b->ustack = merge_one(d, tab, cap, &next, b->pid, b->ustack, b->py, b->npy,
+					      b->nat, b->nnat);
 	}
 	free(tab);
 }
@@ -321,8 +359,8 @@ void ls_stack_loader_finish(struct ls_stack_loader *l, struct ls_stack_data *out
 			(unsigned long long)l->stack_errors);
 	if (l->d.py_unmatched) /* nothing lost silently */
 		fprintf(stderr,
-			"latsplit flame: warning: %llu Python stacks came without the sample or "
-			"switch they belong to; those samples and blocks show native frames only\n",
+			"latsplit flame: warning: %llu Python or unwound stacks came without the "
+			"sample or switch they belong to; they are not in the graphs\n",
 			(unsigned long long)l->d.py_unmatched);
 	if (l->d.nsyms)
 		qsort(l->d.syms, l->d.nsyms, sizeof(*l->d.syms), sym_cmp);

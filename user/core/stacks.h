@@ -34,6 +34,7 @@ struct ls_sample {
 	char comm[LS_COMM_LEN + 1];
 	__u32 tid;
 	__u32 py, npy; /* its Python frames: pykeys[py .. py + npy), innermost first */
+	__u32 nat, nnat; /* its DWARF-unwound user stack (pykeys[nat ..]), leaf first */
 };
 
 /* A thread leaving the CPU with stacks (out) or getting it (in), for
@@ -53,6 +54,7 @@ struct ls_block {
 	__s32 ustack, kstack;
 	char comm[LS_COMM_LEN + 1];
 	__u32 py, npy; /* as ls_sample's */
+	__u32 nat, nnat;
 };
 
 /* An executable mapping of a CPython interpreter (python3.N, libpython3.N):
@@ -73,14 +75,16 @@ struct ls_stack_data {
 	struct ls_block *blocked; /* closed blocked spans with their stacks, by start */
 	size_t nblocked, capblocked;
 	__u64 *maxend; /* maxend[i]: the latest end among blocked[0..i] (non-decreasing) */
-	/* Python frames (LS_PY_KEY addresses) of samples and blocks; once
-	 * finished, a sample or block with some has its ustack replaced by a
-	 * merged stack (native frames below the interpreter, then Python's) */
+	/* Python frames (LS_PY_KEY addresses) and DWARF-unwound user stacks
+	 * of samples and blocks; once finished, a sample or block with either
+	 * has its ustack replaced by a merged stack (the unwound stack, else
+	 * the frame-pointer one; with Python frames, its native frames below
+	 * the interpreter, then Python's) */
 	__u64 *pykeys;
 	size_t npykeys, cappykeys;
 	struct ls_interp_map *interp;
 	size_t ninterp, capinterp;
-	__u64 py_unmatched; /* Python stacks whose sample or switch was not found */
+	__u64 py_unmatched; /* Python or unwound stacks whose sample or switch was not found */
 	/* user addresses the capture has no symbol for (recorded with
 	 * --no-symbolize, or elsewhere): resolved here from its mapping
 	 * records, by build-id; NULL without mappings */

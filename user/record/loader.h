@@ -29,6 +29,7 @@ struct ls_bpf_opts {
 	unsigned int sample_freq; /* cpu-clock samples per second per CPU; 0: off */
 	bool sample_all;          /* sample every process, not only tracked ones */
 	bool offcpu_stacks;       /* stacks of tracked threads when they block */
+	unsigned int ustack_bytes; /* --call-graph dwarf: user stack bytes copied; 0: off */
 	unsigned int stack_entries; /* distinct stacks the stack map holds; 0: 16384 */
 	ring_buffer_sample_fn on_record;
 	void *ctx;

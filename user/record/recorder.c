@@ -201,6 +201,40 @@ static void py_write(void *ctx, const struct ls_hdr *h)
 	write_record(ctx, h);
 }
 
+/* A copied user stack: unwound now, while its process and mappings are
+ * there; the addresses go to the capture, the copy does not. */
+static void unwind_raw(struct ls_recorder *r, const struct ls_ev_ustack_raw *e)
+{
+	_Alignas(8) unsigned char buf[sizeof(struct ls_rec_ustack) + LS_STACK_DEPTH * sizeof(__u64)];
+	struct ls_rec_ustack *u = (void *)buf;
+	__u64 *ips = (__u64 *)(u + 1);
+	__u32 status;
+	int n;
+
+	if (!r->unwind || e->h.size < offsetof(struct ls_ev_ustack_raw, data) + e->len)
+		return;
+	n = ls_unwind(r->unwind, e, ips, LS_STACK_DEPTH, &status);
+	memset(u, 0, sizeof(*u));
+	u->h = e->h;
+	u->h.type = LS_REC_USTACK;
+	u->h.size = (__u16)(sizeof(*u) + n * sizeof(__u64));
+	u->kind = e->kind;
+	u->n = (__u32)n;
+	u->status = status;
+	write_record(r, &u->h);
+	if (r->sym && e->h.pid && e->h.pid != r->last_pid) {
+		if (!ls_sym_has_process(r->sym, e->h.pid))
+			ls_sym_add_process(r->sym, e->h.pid);
+		r->last_pid = e->h.pid;
+	}
+	for (int i = 0; i < n; i++) {
+		GROW(r->unwound, r->nunwound, r->capunwound);
+		r->unwound[r->nunwound++] = (struct ls_sym_addr){e->h.pid, ips[i]};
+	}
+	if (r->nunwound > 1u << 16) /* bounded between checkpoints */
+		r->nunwound = ls_sym_addr_unique(r->unwound, r->nunwound);
+}
+
 int ls_recorder_on_record(void *ctx, void *data, size_t size)
 {
 	struct ls_recorder *r = ctx;
@@ -208,6 +242,12 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*h) || h->size > size)
 		return 0;
+	if (h->type == LS_EV_USTACK_RAW && h->size >= offsetof(struct ls_ev_ustack_raw, data)) {
+		unwind_raw(r, data);
+		r->events++;
+		r->per_type[h->type]++;
+		return 0;
+	}
 	if (h->type == LS_EV_SOCK_IO && h->size >= sizeof(struct ls_ev_sock_io) &&
 	    h->size <= sizeof(r->iobuf)) {
 		/* Header values that carry credentials never reach the file. */
@@ -352,18 +392,27 @@ void ls_recorder_stacks(struct ls_recorder *r, bool symbolize)
 		memcpy(st + 1, ips, n * sizeof(__u64));
 		write_record(r, &st->h);
 	}
-	if (symbolize && r->sym && r->nuses && nst) {
+	if (symbolize && r->sym && ((r->nuses && nst) || r->nunwound)) {
 		struct ls_sym_addr *addrs = NULL;
 		size_t na = 0, capa = 0;
 
+		/* addresses of unwound stacks */
+		for (size_t i = 0; i < r->nunwound; i++) {
+			GROW(addrs, na, capa);
+			addrs[na++] = r->unwound[i];
+		}
+		r->nunwound = 0;
+
 		/* every (process, address) of a used stack, once */
-		qsort(all, nst, sizeof(*all), copy_cmp);
+		if (nst)
+			qsort(all, nst, sizeof(*all), copy_cmp);
 		for (size_t i = 0; i < r->capuses; i++) {
 			if (!r->uses[i])
 				continue;
 			__u64 use = r->uses[i] - 1;
 			struct stack_copy key = {.id = (__s32)(__u32)use};
-			const struct stack_copy *found = bsearch(&key, all, nst, sizeof(*all), copy_cmp);
+			const struct stack_copy *found =
+				nst ? bsearch(&key, all, nst, sizeof(*all), copy_cmp) : NULL;
 
 			for (int j = 0; found && j < found->n; j++) {
 				GROW(addrs, na, capa);
@@ -416,6 +465,9 @@ void ls_recorder_free(struct ls_recorder *r)
 			stream_free(r->streams.vals[i]);
 	ls_py_free(r->py);
 	r->py = NULL;
+	ls_unwind_free(r->unwind);
+	r->unwind = NULL;
+	free(r->unwound);
 	free(r->uses);
 	free(r->known);
 	free(r->written);

@@ -16,6 +16,7 @@
 #include "idmap.h"
 #include "loader.h"
 #include "python.h"
+#include "unwind.h"
 #include "proc.h"
 #include "symbolize.h"
 
@@ -36,6 +37,10 @@ struct ls_recorder {
 	struct ls_bpf *bpf;
 	struct ls_symbolizer *sym;
 	struct ls_py *py; /* Python frames: interpreters found, frames to name */
+	struct ls_unwinder *unwind; /* --call-graph dwarf; NULL: frame pointers only */
+	/* addresses of unwound stacks, to symbolize at the next checkpoint */
+	struct ls_sym_addr *unwound;
+	size_t nunwound, capunwound;
 	/* (pid, stack id) pairs seen, as a set: key + 1, 0 = empty slot */
 	__u64 *uses;
 	size_t nuses, capuses;
