@@ -9,6 +9,8 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "common.bpf.h"
+#include "python.bpf.h"
+#include "ustack.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -110,7 +112,12 @@ int BPF_USDT(gpu_launch, __u32 correlation)
 	e->correlation = correlation;
 	/* the CPU code path that launched the kernel, for GPU flame graphs */
 	e->ustack = want_stacks ? stack_id(ctx, BPF_F_USER_STACK) : -1;
+	struct ls_hdr h = e->h;
 	submit(e);
+	if (want_stacks) {
+		ustack_emit(&h, LS_PY_LAUNCH);
+		py_emit(&h, LS_PY_LAUNCH);
+	}
 	return 0;
 }
 

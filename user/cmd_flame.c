@@ -220,12 +220,15 @@ static int gpu_flame(struct ls_flame *f, const char *path, const char *debug_dir
 			ls_stack_data_free(&d);
 		return -1;
 	}
+	/* launches and their stacks (merged with Python and unwound frames)
+	 * come from the stack data */
+	for (size_t i = 0; have_d && i < d.nlaunches; i++) {
+		GROW(lv, nl, capl);
+		lv[nl++] = (struct launch){d.launches[i].pid, d.launches[i].corr, d.launches[i].ts,
+					   d.launches[i].ustack};
+	}
 	while (ls_reader_next(rd, &rec) == 1) {
-		if (rec->type == LS_EV_GPU_LAUNCH) {
-			const struct ls_ev_gpu_launch *l = (const void *)rec;
-			GROW(lv, nl, capl);
-			lv[nl++] = (struct launch){l->h.pid, l->correlation, l->h.ts, l->ustack};
-		} else if (rec->type == LS_REC_PROC_INFO) {
+		if (rec->type == LS_REC_PROC_INFO) {
 			const struct ls_rec_proc_info *p = (const void *)rec;
 			GROW(procs, nprocs, capprocs);
 			procs[nprocs].pid = p->h.pid;

@@ -369,6 +369,7 @@ struct ls_ev_sample {
 #define LS_PY_MAX_FRAMES 64 /* a power of two: BPF masks its index */
 #define LS_PY_SAMPLE 0
 #define LS_PY_BLOCK 1
+#define LS_PY_LAUNCH 2 /* a GPU launch (gpu_launch) */
 struct ls_py_frame {
 	__u64 code;
 	__u32 lasti;

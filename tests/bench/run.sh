@@ -137,6 +137,40 @@ print(f"all latsplit programs: {total/1e6:.1f} ms of CPU in ~3 s of load")
 PY
 
 echo
+echo "== stacks (issue 12): BPF ns per stack-taking program run and capture bytes per event, frame"
+echo "   pointers vs DWARF (stack copy, unwound while recording) vs Python frames; -F 499, 3 s each"
+gcc -O2 -fno-omit-frame-pointer -o $T/uw_fp tests/helpers/unwind_target.c
+sysctl -qw kernel.bpf_stats_enabled=1
+stackbench() { # NAME CALLGRAPH CMD...
+  local name=$1 cg=$2; shift 2
+  rm -f $T/sb.data
+  $B/latsplit record -F 499 --call-graph "$cg" -o $T/sb.data -- "$@" >/dev/null 2>$T/sb.log & local rp=$!
+  sleep 2.5; bpftool prog show -j > $T/sb.json; wait $rp
+  python3 - "$name" $T/sb.json $T/sb.log <<'PY'
+import json, re, sys
+name, progs, log = sys.argv[1], json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+ns = {}
+for p in progs:
+    if p.get("name") in ("sched_switch_btf", "sched_switch_raw", "do_sample") and p.get("run_cnt"):
+        ns[p["name"].replace("_btf", "").replace("_raw", "")] = p["run_time_ns"] / p["run_cnt"]
+bpe = re.search(r"([0-9.]+) bytes/event", log)
+uw = re.search(r"unwound by DWARF: (\d+), ([0-9.]+) frames each, ([0-9.]+) us each \((\d+) stacks/s\)", log)
+types = re.search(r"by type:(.*)", log).group(1)
+stackev = sum(int(v) for k, v in re.findall(r"(\w+)=(\d+)", types) if k in ("sched_switch", "sample"))
+print(f"  {name:26s} sched_switch {ns.get('sched_switch', 0):6.0f} ns/run, sample {ns.get('do_sample', 0):6.0f} ns/run; "
+      f"{bpe.group(1) if bpe else '?'} B/event on disk ({stackev} switches+samples)"
+      + (f"; unwound {uw.group(1)} stacks, {uw.group(2)} frames, {uw.group(3)} us each = {uw.group(4)} stacks/s"
+         if uw else ""))
+PY
+}
+stackbench "C, frame pointers" fp $T/uw_fp 3
+stackbench "C, --call-graph dwarf" dwarf $T/uw_fp 3
+stackbench "C, dwarf,16384" dwarf,16384 $T/uw_fp 3
+stackbench "python3.11, Python frames" fp /usr/bin/python3 tests/helpers/py_workload.py 3
+stackbench "python3.11, + dwarf" dwarf /usr/bin/python3 tests/helpers/py_workload.py 3
+sysctl -qw kernel.bpf_stats_enabled=$old_stats
+
+echo
 SOAK=${SOAK_S:-600}
 echo "== soak: record --metrics --flight-recorder 30 (no file) under steady load for $SOAK s; RSS of latsplit every 60 s"
 $B/latsplit record -p $EPID --metrics 127.0.0.1:18556 --flight-recorder 30 --trigger 'total>5s' \

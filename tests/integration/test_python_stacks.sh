@@ -94,3 +94,27 @@ print(len({e["tid"] for e in map(json.loads, sys.stdin)
            if e["type"] == "pystack" and e["kind"] == "sample" and e["tid"] != main}))' "$WPID")
 info "attach: Python stacks sampled in $others thread(s) other than the main one"
 check python_stacks.second_thread [ "${others:-0}" -ge 1 ]
+
+# 3. GPU launch stacks: a Python program launching (simulated) kernels
+GL=$ROOT/tests/helpers/py_gpu_launch.py
+L_LAUNCH=$(grep -nF 'lib.latsplit_gpu_launch(corr)' "$GL" | cut -d: -f1)
+L_STEP=$(grep -nF '    launch_kernel(corr)' "$GL" | cut -d: -f1)
+"$LS" record -o "$T/gpu.data" -- "$PY" "$GL" "$ROOT/build/liblatsplit-engine.so" 2 >/dev/null 2>"$T/gpu.log" ||
+  { fail "python_stacks.gpu_launch: $(tail -1 "$T/gpu.log")"; exit 0; }
+"$LS" flame --kind gpu "$T/gpu.data" >"$T/gpu.folded" 2>/dev/null
+read -r hit tot < <(python3 - "$T/gpu.folded" "step (helpers/py_gpu_launch.py:$L_STEP)" \
+  "launch_kernel (helpers/py_gpu_launch.py:$L_LAUNCH)" <<'PY'
+import sys
+hit = tot = 0
+for l in open(sys.argv[1]):
+    stack, _, w = l.rstrip("\n").rpartition(" ")
+    fr = stack.split(";")
+    tot += int(w)
+    if any(fr[i:i + 2] == sys.argv[2:4] for i in range(len(fr))):
+        hit += int(w)
+print(hit, tot)
+PY
+)
+info "GPU time launched from step;launch_kernel (lines $L_STEP, $L_LAUNCH): $((hit / 1000000)) of $((tot / 1000000)) ms (simulated device)"
+info "e.g. $(sort -t' ' -k2 -n "$T/gpu.folded" | tail -1 | cut -c1-200)"
+check python_stacks.gpu_launch python3 -c "import sys; h, t = map(int, sys.argv[1:]); sys.exit(0 if t and h >= 0.9 * t else 1)" "$hit" "$tot"

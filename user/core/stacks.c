@@ -150,7 +150,7 @@ static void set_last(struct ls_stack_loader *l, __u32 tid, __u32 kind, size_t in
 static __u32 *slot_of(struct ls_stack_loader *l, const struct ls_hdr *h, __u32 kind, bool native)
 {
 	struct ls_stack_data *d = &l->d;
-	uintptr_t at = (uintptr_t)ls_idmap_get(&l->last, ((uint64_t)(kind & 1) << 32 | h->tid) + 1);
+	uintptr_t at = (uintptr_t)ls_idmap_get(&l->last, ((uint64_t)(kind & 3) << 32 | h->tid) + 1);
 
 	if (kind == LS_PY_SAMPLE && at && at <= d->nsamples) {
 		struct ls_sample *s = &d->samples[at - 1];
@@ -160,6 +160,10 @@ static __u32 *slot_of(struct ls_stack_loader *l, const struct ls_hdr *h, __u32 k
 		struct ls_block *b = &d->blocked[at - 1];
 		if (b->ts == h->ts && b->tid == h->tid)
 			return native ? &b->nat : &b->py;
+	} else if (kind == LS_PY_LAUNCH && at && at <= d->nlaunches) {
+		struct ls_launch *g = &d->launches[at - 1];
+		if (g->ts == h->ts && g->tid == h->tid)
+			return native ? &g->nat : &g->py;
 	}
 	return NULL;
 }
@@ -231,6 +235,12 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 		*sm = (struct ls_sample){e->h.ts, e->h.pid, e->ustack, e->kstack, "", e->h.tid, 0, 0, 0, 0};
 		memcpy(sm->comm, e->comm, LS_COMM_LEN);
 		set_last(l, e->h.tid, LS_PY_SAMPLE, d->nsamples - 1);
+	} else if (rec->type == LS_EV_GPU_LAUNCH) {
+		const struct ls_ev_gpu_launch *e = (const void *)rec;
+		GROW(d->launches, d->nlaunches, d->caplaunches);
+		d->launches[d->nlaunches++] = (struct ls_launch){e->h.ts, e->h.pid, e->h.tid,
+								  e->correlation, e->ustack, 0, 0, 0, 0};
+		set_last(l, e->h.tid, LS_PY_LAUNCH, d->nlaunches - 1);
 	} else if (rec->type == LS_EV_PYSTACK) {
 		add_pystack(l, (const struct ls_ev_pystack *)rec);
 	} else if (rec->type == LS_REC_USTACK) {
@@ -327,7 +337,7 @@ static __s32 merge_one(struct ls_stack_data *d, struct merged *tab, size_t cap, 
 
 static void merge_python(struct ls_stack_data *d)
 {
-	size_t want = 2 * (d->nsamples + d->nblocked) + 2, cap = 16;
+	size_t want = 2 * (d->nsamples + d->nblocked + d->nlaunches) + 2, cap = 16;
 	__s32 next = PY_STACK_ID0;
 
 	while (cap < want)
@@ -340,6 +350,12 @@ static void merge_python(struct ls_stack_data *d)
 		if (s->npy || s->nnat)
 			s->ustack = merge_one(d, tab, cap, &next, s->pid, s->ustack, s->py, s->npy,
 					      s->nat, s->nnat);
+	}
+	for (size_t i = 0; i < d->nlaunches; i++) {
+		struct ls_launch *g = &d->launches[i];
+		if (g->npy || g->nnat)
+			g->ustack = merge_one(d, tab, cap, &next, g->pid, g->ustack, g->py, g->npy,
+					      g->nat, g->nnat);
 	}
 	for (size_t i = 0; i < d->nblocked; i++) {
 		struct ls_block *b = &d->blocked[i];
@@ -414,5 +430,6 @@ void ls_stack_data_free(struct ls_stack_data *d)
 	free(d->maxend);
 	free(d->pykeys);
 	free(d->interp);
+	free(d->launches);
 	ls_sym_free(d->offline);
 }

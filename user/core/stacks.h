@@ -57,6 +57,16 @@ struct ls_block {
 	__u32 nat, nnat;
 };
 
+/* A GPU launch (gpu_launch): its thread's stack when it launched, by
+ * correlation id. */
+struct ls_launch {
+	__u64 ts;
+	__u32 pid, tid, corr;
+	__s32 ustack;
+	__u32 py, npy; /* as ls_sample's */
+	__u32 nat, nnat;
+};
+
 /* An executable mapping of a CPython interpreter (python3.N, libpython3.N):
  * native frames in it stand where the Python frames go. */
 struct ls_interp_map {
@@ -72,6 +82,8 @@ struct ls_stack_data {
 	size_t nsyms, capsyms;
 	struct ls_sample *samples; /* CPU samples, in time order */
 	size_t nsamples, capsamples;
+	struct ls_launch *launches; /* GPU launches, in capture order */
+	size_t nlaunches, caplaunches;
 	struct ls_block *blocked; /* closed blocked spans with their stacks, by start */
 	size_t nblocked, capblocked;
 	__u64 *maxend; /* maxend[i]: the latest end among blocked[0..i] (non-decreasing) */

@@ -458,6 +458,7 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	b->sched->rodata->want_stacks = opts->offcpu_stacks;
 	b->sched->rodata->ustack_bytes = opts->ustack_bytes;
 	b->profile->rodata->ustack_bytes = opts->ustack_bytes;
+	b->engine->rodata->ustack_bytes = opts->ustack_bytes;
 	b->engine->rodata->want_stacks = opts->offcpu_stacks || opts->sample_freq;
 	b->sched->rodata->want_io = !opts->no_sock;
 	bpf_map__set_max_entries(b->sched->maps.events, opts->ringbuf_bytes);
