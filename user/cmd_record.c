@@ -218,7 +218,9 @@ static void target_words(char *buf, size_t len, const unsigned long *pids, int n
 
 static void checkpoint_stacks(void *ctx)
 {
-	ls_recorder_stacks(ctx, true);
+	struct ls_recorder *r = ctx;
+
+	ls_recorder_stacks(r, r->symbolize);
 }
 
 int cmd_record(int argc, char **argv)
@@ -560,6 +562,7 @@ int ls_record_main(int argc, char **argv, const struct ls_top_opts *top)
 	}
 	ls_file_hdr_init(&hdr, argc + 1, argv - 1);
 	hdr.sources = ls_bpf_sources(r.bpf) | (offcpu ? LS_SRC_OFFCPU : 0);
+	r.symbolize = symbolize;
 	r.sym = ls_sym_new();
 	/* interpreters found as processes are announced; their frames can only
 	 * be named while they live */

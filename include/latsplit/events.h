@@ -418,7 +418,6 @@ struct ls_rec_ustack {
 /* A Python frame as a stack address, for the symbol records and the stack
  * graphs: above every user address (< 2^47), unique per (code, lasti). */
 #define LS_PY_KEY(code, lasti) ((__u64)(code) | ((__u64)((lasti) + 1) & 0xffff) << 48)
-#define LS_PY_IS_KEY(ip) (((ip) >> 48) != 0 && ((ip) >> 48) != 0xffff)
 
 /* py_procs map value (user space fills it, the BPF walker reads it): where
  * a process's interpreter state is and the layout of its CPython version. */

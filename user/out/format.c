@@ -296,9 +296,18 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		if (n > e->n)
 			n = e->n;
 		KV(",\"kind\":\"%s\",\"frames\":%u,\"truncated\":%s,\"innermost\":\"0x%llx@%u\"",
-		   "%s frames=%u%s innermost=0x%llx@%u", e->kind ? "block" : "sample", e->n,
+		   "%s frames=%u%s innermost=0x%llx@%u",
+		   e->kind == LS_PY_BLOCK ? "block" : e->kind == LS_PY_LAUNCH ? "launch" : "sample", e->n,
 		   json ? (e->truncated ? "true" : "false") : (e->truncated ? " truncated" : ""),
 		   n ? (unsigned long long)e->f[0].code : 0ull, n ? e->f[0].lasti : 0);
+		break;
+	}
+	case LS_REC_USTACK: {
+		const struct ls_rec_ustack *e = (const void *)rec;
+		static const char *const how[] = {"ok", "no_cfi", "stack_end", "error"};
+		KV(",\"kind\":\"%s\",\"frames\":%u,\"stopped\":\"%s\"", "%s frames=%u stopped=%s",
+		   e->kind == LS_PY_BLOCK ? "block" : e->kind == LS_PY_LAUNCH ? "launch" : "sample", e->n,
+		   how[e->status & 3]);
 		break;
 	}
 	case LS_REC_STACK: {

@@ -69,6 +69,7 @@ struct ls_recorder {
 	 * payload to the next (a credential value or a body cut between them) */
 	struct ls_idmap streams; /* conn_id -> struct stream_state */
 	bool capture_bodies;
+	bool symbolize; /* name stack addresses at checkpoints (off: --no-symbolize) */
 	/* a socket I/O record, copied to redact credentials before the write */
 	_Alignas(8) unsigned char iobuf[sizeof(struct ls_ev_sock_io) + LS_IO_MAX_CAPTURE + 8];
 };
