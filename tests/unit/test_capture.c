@@ -325,6 +325,49 @@ static void test_order(void **state)
 	ls_order_free(o);
 }
 
+/* Nearly in order, as from per-CPU ring-buffer reservations: most records
+ * in time order, some late by up to lag (< window), many equal timestamps.
+ * Out in the order of a stable sort by ts (equal ones as they came). */
+static void test_order_nearly_sorted(void **state)
+{
+	enum { N = 20000 };
+	struct ls_order *o = ls_order_new(1000);
+	struct {
+		struct ls_hdr h;
+		__u64 arrival;
+	} r = {.h = {.type = 1, .size = sizeof(r)}};
+	static __u64 got_ts[N], got_arr[N];
+	__u64 seed = 7, t = 1000, n = 0;
+	const struct ls_hdr *out;
+
+	(void)state;
+	for (__u64 i = 0; i < N; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		if (seed >> 60 == 0) /* 1 in 16 comes late, by up to 900 */
+			r.h.ts = t > 900 ? t - (seed >> 20) % 900 : t;
+		else
+			r.h.ts = (t += (seed >> 33) % 3); /* steps of 0..2: equal stamps */
+		r.arrival = i;
+		assert_int_equal(ls_order_push(o, &r.h), 0);
+		while ((out = ls_order_pop(o, false))) {
+			const __u64 *a = (const __u64 *)(out + 1);
+			got_ts[n] = out->ts, got_arr[n] = *a, n++;
+		}
+	}
+	while ((out = ls_order_pop(o, true))) {
+		const __u64 *a = (const __u64 *)(out + 1);
+		got_ts[n] = out->ts, got_arr[n] = *a, n++;
+	}
+	assert_int_equal(n, N);
+	for (__u64 i = 1; i < N; i++) {
+		assert_true(got_ts[i] >= got_ts[i - 1]);
+		if (got_ts[i] == got_ts[i - 1])
+			assert_true(got_arr[i] > got_arr[i - 1]); /* stable */
+	}
+	assert_int_equal(ls_order_late(o), 0);
+	ls_order_free(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_garbage_and_empty),
 		cmocka_unit_test(test_existing_file_refused),
 		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_order_nearly_sorted),
 	};
 	return cmocka_run_group_tests_name("capture", tests, setup_corpus, teardown_corpus);
 }

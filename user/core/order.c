@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Reorder buffer (see order.h): a binary min-heap on (ts, arrival number),
- * so records with equal timestamps keep their arrival order.
+ * Reorder buffer (see order.h). Records come nearly in order: one that is
+ * not older than the last one queued in order joins a FIFO (which stays
+ * sorted); only the others go to a binary min-heap. Both order by (ts,
+ * arrival number), so records with equal timestamps keep their arrival
+ * order, and the next record out is the smaller of the FIFO's head and the
+ * heap's top. In-order records cost O(1) (the heap of every record was a
+ * quarter of report's time on a synthetic capture).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,8 +21,10 @@ struct slot {
 };
 
 struct ls_order {
-	struct slot *heap;
+	struct slot *heap; /* records that came out of order */
 	size_t n, cap;
+	struct slot *fifo; /* records that came in order: a ring, sorted */
+	size_t fhead, flen, fcap;
 	__u64 window, max_ts, seq, late, last_out_ts;
 	struct ls_hdr *out;
 };
@@ -43,9 +50,27 @@ static void swap(struct slot *a, struct slot *b)
 	*b = t;
 }
 
-int ls_order_push(struct ls_order *o, const struct ls_hdr *rec)
+static int fifo_push(struct ls_order *o, struct slot sl)
 {
-	struct ls_hdr *copy;
+	if (o->flen == o->fcap) {
+		size_t cap = o->fcap ? o->fcap * 2 : 1024;
+		struct slot *f = malloc(cap * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		for (size_t i = 0; i < o->flen; i++)
+			f[i] = o->fifo[(o->fhead + i) % o->fcap];
+		free(o->fifo);
+		o->fifo = f;
+		o->fcap = cap;
+		o->fhead = 0;
+	}
+	o->fifo[(o->fhead + o->flen++) % o->fcap] = sl;
+	return 0;
+}
+
+static int heap_push(struct ls_order *o, struct slot sl)
+{
 	size_t i;
 
 	if (o->n == o->cap) {
@@ -57,7 +82,21 @@ int ls_order_push(struct ls_order *o, const struct ls_hdr *rec)
 		o->heap = h;
 		o->cap = cap;
 	}
-	copy = malloc(rec->size);
+	i = o->n++;
+	o->heap[i] = sl;
+	while (i && before(&o->heap[i], &o->heap[(i - 1) / 2])) {
+		swap(&o->heap[i], &o->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+int ls_order_push(struct ls_order *o, const struct ls_hdr *rec)
+{
+	struct ls_hdr *copy = malloc(rec->size);
+	struct slot sl;
+	int e;
+
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, rec, rec->size);
@@ -65,13 +104,15 @@ int ls_order_push(struct ls_order *o, const struct ls_hdr *rec)
 		o->late++;
 	if (rec->ts > o->max_ts)
 		o->max_ts = rec->ts;
-	i = o->n++;
-	o->heap[i] = (struct slot){rec->ts, o->seq++, copy};
-	while (i && before(&o->heap[i], &o->heap[(i - 1) / 2])) {
-		swap(&o->heap[i], &o->heap[(i - 1) / 2]);
-		i = (i - 1) / 2;
-	}
-	return 0;
+	sl = (struct slot){rec->ts, o->seq++, copy};
+	/* in order after the FIFO's tail: it joins the FIFO */
+	if (!o->flen || o->fifo[(o->fhead + o->flen - 1) % o->fcap].ts <= rec->ts)
+		e = fifo_push(o, sl);
+	else
+		e = heap_push(o, sl);
+	if (e)
+		free(copy);
+	return e;
 }
 
 void ls_order_advance(struct ls_order *o, __u64 now)
@@ -82,16 +123,25 @@ void ls_order_advance(struct ls_order *o, __u64 now)
 
 const struct ls_hdr *ls_order_pop(struct ls_order *o, bool drain)
 {
+	const struct slot *f = o->flen ? &o->fifo[o->fhead] : NULL;
+	bool from_fifo;
 	size_t i = 0;
 
 	free(o->out);
 	o->out = NULL;
-	if (!o->n)
+	if (!o->n && !f)
 		return NULL;
-	if (!drain && o->heap[0].ts + o->window > o->max_ts)
+	from_fifo = f && (!o->n || before(f, &o->heap[0]));
+	const struct slot *next = from_fifo ? f : &o->heap[0];
+	if (!drain && next->ts + o->window > o->max_ts)
 		return NULL;
-	o->out = o->heap[0].rec;
-	o->last_out_ts = o->heap[0].ts;
+	o->out = next->rec;
+	o->last_out_ts = next->ts;
+	if (from_fifo) {
+		o->fhead = (o->fhead + 1) % o->fcap;
+		o->flen--;
+		return o->out;
+	}
 	o->heap[0] = o->heap[--o->n];
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
@@ -119,7 +169,10 @@ void ls_order_free(struct ls_order *o)
 		return;
 	for (size_t i = 0; i < o->n; i++)
 		free(o->heap[i].rec);
+	for (size_t i = 0; i < o->flen; i++)
+		free(o->fifo[(o->fhead + i) % o->fcap].rec);
 	free(o->heap);
+	free(o->fifo);
 	free(o->out);
 	free(o);
 }
