@@ -29,9 +29,15 @@ for r in R:
     w = r["ttft_components"]["network"] or 0
     h = r["wire"]["holds"]
     rows.append((r["x_request_id"], r["ttft_ns"], c["ttft_ns"], r["total_ns"], c["total_ns"], w, h))
-    for got, want, what in ((r["ttft_ns"], c["ttft_ns"], "ttft"), (r["total_ns"], c["total_ns"], "total")):
-        if abs(got - want) > max(1e6, 0.02 * want):
-            off.append((r["x_request_id"], what, round(got / 1e6, 3), round(want / 1e6, 3)))
+    # the client's marks are late by the CPU waits loadgen counted (schedstat
+    # run_delay): its truth is the range [mark - waits, mark]
+    for got, want, what, wait in (
+            (r["ttft_ns"], c["ttft_ns"], "ttft", c.get("first_wait_ns", 0) + c.get("start_wait_ns", 0)),
+            (r["total_ns"], c["total_ns"], "total", c.get("end_wait_ns", 0) + c.get("start_wait_ns", 0))):
+        ref = want if got > want else max(got, want - wait)
+        if abs(got - ref) > max(1e6, 0.02 * ref):
+            off.append((r["x_request_id"], what, round(got / 1e6, 3), round(want / 1e6, 3),
+                        round(wait / 1e6, 3)))
     held += (h["nagle"] > 0) if mode != "tbf" else (h["cwnd"] + h["rwnd"] > 0)
     wire_big += w >= 10e6
 n = len(rows)
@@ -41,7 +47,7 @@ for x in rows[:4] + rows[-2:]:
 print(f"  {name}: {held} of {n} requests held ({'nagle' if mode != 'tbf' else 'cwnd/rwnd'}); "
       f"{wire_big} with network.wire >= 10 ms; verdict nagle_held_requests {V['nagle_held_requests']}")
 ok_client = "PASS" if n and not off else "FAIL"
-print(f"{ok_client} wire.{name}.client: ttft and total within max(1 ms, 2%) of the client's own marks for {n - len(set(o[0] for o in off))}/{n}" + (f"; off: {off[:3]}" if off else ""))
+print(f"{ok_client} wire.{name}.client: ttft and total within max(1 ms, 2%) of the client's own marks for {n - len(set(o[0] for o in off))}/{n}" + (f"; off (id, what, got, client mark, client CPU wait ms): {off[:3]}" if off else ""))
 if mode == "nagle":
     ok = n and held >= n // 2 and wire_big >= n // 2 and V["nagle_held_requests"] >= n // 2
 elif mode == "nodelay":
