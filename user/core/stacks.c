@@ -147,7 +147,8 @@ static void set_last(struct ls_stack_loader *l, __u32 tid, __u32 kind, size_t in
 
 /* The (first, count) slot of the sample or block a Python or unwound stack
  * belongs to (kind, ts, tid), python or native; NULL when not found. */
-static __u32 *slot_of(struct ls_stack_loader *l, const struct ls_hdr *h, __u32 kind, bool native)
+static struct ls_keys *slot_of(struct ls_stack_loader *l, const struct ls_hdr *h, __u32 kind,
+			       bool native)
 {
 	struct ls_stack_data *d = &l->d;
 	uintptr_t at = (uintptr_t)ls_idmap_get(&l->last, ((uint64_t)(kind & 3) << 32 | h->tid) + 1);
@@ -168,12 +169,12 @@ static __u32 *slot_of(struct ls_stack_loader *l, const struct ls_hdr *h, __u32 k
 	return NULL;
 }
 
-/* Appends keys to the pool for slot (slot[0] first, slot[1] count). */
-static void fill_slot(struct ls_stack_data *d, __u32 *slot, const __u64 *keys, size_t n)
+/* Appends keys to the pool for slot. */
+static void fill_slot(struct ls_stack_data *d, struct ls_keys *slot, const __u64 *keys, size_t n)
 {
 	size_t first = d->npykeys;
 
-	if (!slot || slot[1] || !n) {
+	if (!slot || slot->n || !n) {
 		d->py_unmatched++;
 		return;
 	}
@@ -181,8 +182,7 @@ static void fill_slot(struct ls_stack_data *d, __u32 *slot, const __u64 *keys, s
 		GROW(d->pykeys, d->npykeys, d->cappykeys);
 		d->pykeys[d->npykeys++] = keys[i];
 	}
-	slot[0] = (__u32)first;
-	slot[1] = (__u32)(d->npykeys - first);
+	*slot = (struct ls_keys){(__u32)first, (__u32)(d->npykeys - first)};
 }
 
 static void add_pystack(struct ls_stack_loader *l, const struct ls_ev_pystack *e)
@@ -232,14 +232,14 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 		const struct ls_ev_sample *e = (const void *)rec;
 		GROW(d->samples, d->nsamples, d->capsamples);
 		struct ls_sample *sm = &d->samples[d->nsamples++];
-		*sm = (struct ls_sample){e->h.ts, e->h.pid, e->ustack, e->kstack, "", e->h.tid, 0, 0, 0, 0};
+		*sm = (struct ls_sample){e->h.ts, e->h.pid, e->ustack, e->kstack, "", e->h.tid, {0, 0}, {0, 0}};
 		memcpy(sm->comm, e->comm, LS_COMM_LEN);
 		set_last(l, e->h.tid, LS_PY_SAMPLE, d->nsamples - 1);
 	} else if (rec->type == LS_EV_GPU_LAUNCH) {
 		const struct ls_ev_gpu_launch *e = (const void *)rec;
 		GROW(d->launches, d->nlaunches, d->caplaunches);
 		d->launches[d->nlaunches++] = (struct ls_launch){e->h.ts, e->h.pid, e->h.tid,
-								  e->correlation, e->ustack, 0, 0, 0, 0};
+								  e->correlation, e->ustack, {0, 0}, {0, 0}};
 		set_last(l, e->h.tid, LS_PY_LAUNCH, d->nlaunches - 1);
 	} else if (rec->type == LS_EV_PYSTACK) {
 		add_pystack(l, (const struct ls_ev_pystack *)rec);
@@ -253,7 +253,7 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 			GROW(d->blocked, d->nblocked, d->capblocked);
 			struct ls_block *pb = &d->blocked[d->nblocked];
 			*pb = (struct ls_block){e->h.tid, e->h.pid, e->h.ts, 0, e->prev_ustack,
-						     e->prev_kstack, "", 0, 0, 0, 0};
+						     e->prev_kstack, "", {0, 0}, {0, 0}};
 			memcpy(pb->comm, e->prev_comm, LS_COMM_LEN);
 			set_last(l, e->h.tid, LS_PY_BLOCK, d->nblocked);
 			GROW(l->sw, l->nsw, l->capsw);
@@ -303,19 +303,19 @@ struct merged {
  * Identical merged stacks share an id. Returns the id, or `ustack` when
  * out of memory. */
 static __s32 merge_one(struct ls_stack_data *d, struct merged *tab, size_t cap, __s32 *next,
-		       __u32 pid, __s32 ustack, __u32 py, __u32 npy, __u32 nat, __u32 nnat)
+		       __u32 pid, __s32 ustack, struct ls_keys py, struct ls_keys nat)
 {
 	const struct ls_stk *u = ls_stack_of(d, ustack);
-	const __u64 *native = nnat ? d->pykeys + nat : u ? u->ips : NULL;
-	__u32 nnative = nnat ? nnat : u ? u->n : 0;
+	const __u64 *native = nat.n ? d->pykeys + nat.first : u ? u->ips : NULL;
+	__u32 nnative = nat.n ? nat.n : u ? u->n : 0;
 	__u64 ips[LS_STACK_DEPTH + LS_PY_MAX_FRAMES];
 	__u32 n = 0;
 
-	for (__u32 i = 0; i < nnative && !(npy && in_interp(d, pid, native[i])) && n < LS_STACK_DEPTH;
+	for (__u32 i = 0; i < nnative && !(py.n && in_interp(d, pid, native[i])) && n < LS_STACK_DEPTH;
 	     i++)
 		ips[n++] = native[i];
-	for (__u32 i = 0; i < npy && n < sizeof(ips) / sizeof(ips[0]); i++)
-		ips[n++] = d->pykeys[py + i];
+	for (__u32 i = 0; i < py.n && n < sizeof(ips) / sizeof(ips[0]); i++)
+		ips[n++] = d->pykeys[py.first + i];
 	__u64 h = 1469598103934665603ull ^ pid;
 	for (__u32 i = 0; i < n; i++)
 		h = (h ^ ips[i]) * 1099511628211ull;
@@ -347,21 +347,18 @@ static void merge_python(struct ls_stack_data *d)
 		return;
 	for (size_t i = 0; i < d->nsamples; i++) {
 		struct ls_sample *s = &d->samples[i];
-		if (s->npy || s->nnat)
-			s->ustack = merge_one(d, tab, cap, &next, s->pid, s->ustack, s->py, s->npy,
-					      s->nat, s->nnat);
+		if (s->py.n || s->nat.n)
+			s->ustack = merge_one(d, tab, cap, &next, s->pid, s->ustack, s->py, s->nat);
 	}
 	for (size_t i = 0; i < d->nlaunches; i++) {
 		struct ls_launch *g = &d->launches[i];
-		if (g->npy || g->nnat)
-			g->ustack = merge_one(d, tab, cap, &next, g->pid, g->ustack, g->py, g->npy,
-					      g->nat, g->nnat);
+		if (g->py.n || g->nat.n)
+			g->ustack = merge_one(d, tab, cap, &next, g->pid, g->ustack, g->py, g->nat);
 	}
 	for (size_t i = 0; i < d->nblocked; i++) {
 		struct ls_block *b = &d->blocked[i];
-		if (b->npy || b->nnat)
-			b->ustack = merge_one(d, tab, cap, &next, b->pid, b->ustack, b->py, b->npy,
-					      b->nat, b->nnat);
+		if (b->py.n || b->nat.n)
+			b->ustack = merge_one(d, tab, cap, &next, b->pid, b->ustack, b->py, b->nat);
 	}
 	free(tab);
 }

@@ -26,6 +26,12 @@ struct ls_symrec {
 	const char *name;
 };
 
+/* Keys of a sample's, block's or launch's Python frames or unwound user
+ * stack in ls_stack_data.pykeys: [first, first + n). */
+struct ls_keys {
+	__u32 first, n;
+};
+
 /* A CPU sample, as the graphs need it. */
 struct ls_sample {
 	__u64 ts;
@@ -33,8 +39,8 @@ struct ls_sample {
 	__s32 ustack, kstack;
 	char comm[LS_COMM_LEN + 1];
 	__u32 tid;
-	__u32 py, npy; /* its Python frames: pykeys[py .. py + npy), innermost first */
-	__u32 nat, nnat; /* its DWARF-unwound user stack (pykeys[nat ..]), leaf first */
+	struct ls_keys py;  /* its Python frames, innermost first */
+	struct ls_keys nat; /* its DWARF-unwound user stack, leaf first */
 };
 
 /* A thread leaving the CPU with stacks (out) or getting it (in), for
@@ -53,8 +59,7 @@ struct ls_block {
 	__u64 ts, end;
 	__s32 ustack, kstack;
 	char comm[LS_COMM_LEN + 1];
-	__u32 py, npy; /* as ls_sample's */
-	__u32 nat, nnat;
+	struct ls_keys py, nat; /* as ls_sample's */
 };
 
 /* A GPU launch (gpu_launch): its thread's stack when it launched, by
@@ -63,8 +68,7 @@ struct ls_launch {
 	__u64 ts;
 	__u32 pid, tid, corr;
 	__s32 ustack;
-	__u32 py, npy; /* as ls_sample's */
-	__u32 nat, nnat;
+	struct ls_keys py, nat; /* as ls_sample's */
 };
 
 /* An executable mapping of a CPython interpreter (python3.N, libpython3.N):

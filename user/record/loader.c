@@ -633,14 +633,15 @@ static void destroy_links(struct bpf_link **links, int n)
 
 void ls_bpf_stop(struct ls_bpf *b)
 {
-	struct bpf_link **all;
+#define LINKS(m) (sizeof(((struct ls_bpf *)0)->m) / sizeof(struct bpf_link *))
+	struct bpf_link *all[MAX_TPS + LINKS(sock_links) + LINKS(engine_links) + LINKS(gpu_links) +
+			     LINKS(sample_links)];
+#undef LINKS
 	int n = 0;
 
 	if (!b)
 		return;
 	ring_buffer__free(b->rb);
-	all = calloc(b->ntps + b->nsock_links + b->nengine_links + b->ngpu_links + b->nsample_links + 1,
-		     sizeof(*all));
 	for (int i = 0; i < b->ntps; i++)
 		all[n++] = b->tps[i].link;
 	for (int i = 0; i < b->nsock_links; i++)
@@ -651,21 +652,7 @@ void ls_bpf_stop(struct ls_bpf *b)
 		all[n++] = b->gpu_links[i];
 	for (int i = 0; i < b->nsample_links; i++)
 		all[n++] = b->sample_links[i];
-	if (all) {
-		destroy_links(all, n);
-		free(all);
-	} else { /* no memory for the list: one by one */
-		for (int i = 0; i < b->ntps; i++)
-			bpf_link__destroy(b->tps[i].link);
-		for (int i = 0; i < b->nsock_links; i++)
-			bpf_link__destroy(b->sock_links[i]);
-		for (int i = 0; i < b->nengine_links; i++)
-			bpf_link__destroy(b->engine_links[i]);
-		for (int i = 0; i < b->ngpu_links; i++)
-			bpf_link__destroy(b->gpu_links[i]);
-		for (int i = 0; i < b->nsample_links; i++)
-			bpf_link__destroy(b->sample_links[i]);
-	}
+	destroy_links(all, n);
 	profile_bpf__destroy(b->profile);
 	gpu_bpf__destroy(b->gpu);
 	engine_bpf__destroy(b->engine);

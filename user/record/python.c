@@ -379,10 +379,10 @@ static void name_one(struct ls_py *p, __u32 pid, __u64 key, ls_py_write_fn write
 {
 	_Alignas(8) unsigned char buf[sizeof(struct ls_rec_sym) + 256];
 	struct ls_rec_sym *sy = (void *)buf;
+	/* every process whose frames BPF walks was announced and looked at
+	 * (a forked child too); one gone before that cannot be read either */
 	const struct py_layout *L = layout_of(p, pid);
 
-	if (!L && p->npids)
-		L = &layouts[0]; /* a forked child walks its parent's layout; one layout today */
 	__u64 code = key & ((1ull << 48) - 1);
 	unsigned lasti = (unsigned)(key >> 48) - 1;
 	struct py_code *c = L ? code_info(p, L, pid, code) : NULL;

@@ -146,13 +146,19 @@ void ls_recorder_mappings(struct ls_recorder *r)
 
 /* A stack seen in pid: read its mappings while the process lives, and
  * remember the stack for symbolization at the end. */
-static void use_stack(struct ls_recorder *r, __u32 pid, __s32 ustack, __s32 kstack)
+static void note_process(struct ls_recorder *r, __u32 pid)
 {
-	if (ustack >= 0 && pid && r->sym && pid != r->last_pid) {
+	if (pid && r->sym && pid != r->last_pid) {
 		if (!ls_sym_has_process(r->sym, pid))
 			ls_sym_add_process(r->sym, pid);
 		r->last_pid = pid;
 	}
+}
+
+static void use_stack(struct ls_recorder *r, __u32 pid, __s32 ustack, __s32 kstack)
+{
+	if (ustack >= 0)
+		note_process(r, pid);
 	if (ustack >= 0)
 		use_add(r, use_key(pid, ustack));
 	if (kstack >= 0)
@@ -222,11 +228,7 @@ static void unwind_raw(struct ls_recorder *r, const struct ls_ev_ustack_raw *e)
 	u->n = (__u32)n;
 	u->status = status;
 	write_record(r, &u->h);
-	if (r->sym && e->h.pid && e->h.pid != r->last_pid) {
-		if (!ls_sym_has_process(r->sym, e->h.pid))
-			ls_sym_add_process(r->sym, e->h.pid);
-		r->last_pid = e->h.pid;
-	}
+	note_process(r, e->h.pid);
 	for (int i = 0; i < n; i++) {
 		GROW(r->unwound, r->nunwound, r->capunwound);
 		r->unwound[r->nunwound++] = (struct ls_sym_addr){e->h.pid, ips[i]};
