@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 passed=0 failed=0 skipped=0
 skips=()   # "name: reason" of every skipped check, listed before the last line
+fails=()   # every failed check with its reason, listed again before the last line
 unit_only=0
 [[ ${1:-} == --unit-only ]] && unit_only=1
 log_dir=build/test-logs
@@ -27,6 +28,7 @@ for t in build/tests/test_*; do
   echo "$out" > "$log_dir/$name.log"
   if [[ $rc -ne 0 ]]; then
     echo "FAIL unit/$name (rc=$rc, log: $log_dir/$name.log)"
+    fails+=("unit/$name: rc=$rc, $(grep -m1 -E 'FAILED|ERROR|error' <<<"$out")")
     grep -E 'FAILED|ERROR|error' <<<"$out" | head -20
   else
     echo "PASS unit/$name ($ok tests)"
@@ -48,7 +50,7 @@ if [[ -x build/fuzz-http ]]; then
   echo "$out" > "$log_dir/fuzz-http.log"
   runs=$(grep -o 'Done [0-9]* runs' <<<"$out" | tail -1)
   if [[ $rc -eq 0 ]]; then passed=$((passed + 1)); echo "PASS fuzz/http ($runs)"
-  else failed=$((failed + 1)); echo "FAIL fuzz/http (log: $log_dir/fuzz-http.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi
+  else failed=$((failed + 1)); fails+=("fuzz/http: see $log_dir/fuzz-http.log"); echo "FAIL fuzz/http (log: $log_dir/fuzz-http.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi
 fi
 
 # Everything that reads a capture: reader, formatters, analysis core.
@@ -59,7 +61,7 @@ if [[ -x build/fuzz-capture ]]; then
   echo "$out" > "$log_dir/fuzz-capture.log"
   runs=$(grep -o 'Done [0-9]* runs' <<<"$out" | tail -1)
   if [[ $rc -eq 0 ]]; then passed=$((passed + 1)); echo "PASS fuzz/capture ($runs)"
-  else failed=$((failed + 1)); echo "FAIL fuzz/capture (log: $log_dir/fuzz-capture.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi
+  else failed=$((failed + 1)); fails+=("fuzz/capture: see $log_dir/fuzz-capture.log"); echo "FAIL fuzz/capture (log: $log_dir/fuzz-capture.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi
 fi
 
 if [[ $unit_only -eq 0 ]]; then
@@ -71,15 +73,22 @@ if [[ $unit_only -eq 0 ]]; then
     p=$(grep -c '^PASS ' <<<"$out"); f=$(grep -c '^FAIL ' <<<"$out"); s=$(grep -c '^SKIP ' <<<"$out")
     if [[ $rc -ne 0 && $f -eq 0 ]]; then
       f=1; echo "FAIL integration/$name: exited $rc without a verdict (log: $log_dir/$name.log)"
+      fails+=("$name: exited $rc without a verdict")
       tail -5 <<<"$out"
     fi
     passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
     while IFS= read -r l; do skips+=("$name: ${l#SKIP }"); done < <(grep '^SKIP ' <<<"$out")
+    while IFS= read -r l; do fails+=("$name: ${l#FAIL }"); done < <(grep '^FAIL ' <<<"$out")
     grep -E '^(PASS|FAIL|SKIP|  )' <<<"$out" | sed "s|^|[$name] |"
     echo "  ($name: $(( $(date +%s) - start )) s)"
   done
 fi
 
+# The failures again, next to the verdict: a log cut to its tail still names them.
+if [[ ${#fails[@]} -gt 0 ]]; then
+  echo "failed:"
+  for s in "${fails[@]}"; do echo "  ${s:0:600}"; done
+fi
 if [[ $skipped -gt 0 ]]; then
   echo "skipped:"
   for s in "${skips[@]}"; do echo "  $s"; done
