@@ -5,7 +5,10 @@
 
 MODE: events (tolerance max(1 ms, 2%)) or inferred (max(5 ms, 10%)).
 Ground truth, per request, over latsplit's own served window [T_sched, T_out]
-(T_sched from the engine's truth): the engine's step intervals partitioned with
+(T_sched from the engine's truth) and, with engine events, its front-end
+window [T_read, T_queued], which DESIGN.md §6 classifies the same way (a parse
+preempted for a slice is CPU there, or compute while another batch's kernels
+run): the engine's step intervals and every request's parse partitioned with
 the same precedence as DESIGN.md §6 — compute, then transfer (H2D, D2H), then
 CPU work of the engine group as host + queueing.cpu together (the mock knows
 its wall time there, not which part a thread spent runnable), then other.
@@ -51,10 +54,13 @@ for line in open(truth_path):
 reqs = [r for r in map(json.loads, open(rep_path)) if r.get("type") != "verdict"]
 
 fe = [f for t in truth.values() for f in t.get("fe", [])]
+# every request's parse, from the mock's read mark to its queued marks
+parse = [(t["t_read"], t.get("t_queued_hi") or t["t_queued"]) for t in truth.values()]
+parse_lo = [(t["t_read"], t["t_queued"]) for t in truth.values()]
 layers = {"compute": [tuple(s["compute"]) for s in steps],
           "transfer": [tuple(s["h2d"]) for s in steps] + [tuple(s["d2h"]) for s in steps],
-          "cpu": [(s["busy_from"], s["host"][1]) for s in steps] + [(f[0], f[2]) for f in fe],
-          "cpu_lo": [(s["noticed"], s["host"][1]) for s in steps] + [(f[1], f[2]) for f in fe]}
+          "cpu": [(s["busy_from"], s["host"][1]) for s in steps] + [(f[0], f[2]) for f in fe] + parse,
+          "cpu_lo": [(s["noticed"], s["host"][1]) for s in steps] + [(f[1], f[2]) for f in fe] + parse_lo}
 ORDER = ["compute", "transfer", "cpu"]
 
 
@@ -71,11 +77,15 @@ def merged(spans):
 layers = {k: merged(v) for k, v in layers.items()}
 
 
-def partition(a, b, order=ORDER):
-    """Nanoseconds of [a, b) per class, highest precedence first."""
+def partition(a, b, order=ORDER, extra=None):
+    """Nanoseconds of [a, b) per class, highest precedence first; extra:
+    one more span of the last class."""
+    lay = {k: layers[k] for k in order}
+    if extra:
+        lay[order[-1]] = merged([tuple(x) for x in lay[order[-1]]] + [tuple(extra)])
     pts = {a, b}
     for k in order:
-        for s, e in layers[k]:
+        for s, e in lay[k]:
             if e > a and s < b:
                 pts.update((max(s, a), min(e, b)))
     pts = sorted(pts)
@@ -83,7 +93,7 @@ def partition(a, b, order=ORDER):
     for t0, t1 in zip(pts, pts[1:]):
         mid = (t0 + t1) / 2
         for k in order:
-            if any(s <= mid < e for s, e in layers[k] if s <= t1):
+            if any(s <= mid < e for s, e in lay[k] if s <= t1):
                 out[k] += t1 - t0
                 break
         else:
@@ -121,6 +131,17 @@ for r in reqs:
     queued_hi = t.get("t_queued_hi") or t["t_queued"]
     tp = partition(t["t_sched"], m["t_out"])
     lo = partition(sched_hi, m["t_out"], ["compute", "transfer", "cpu_lo"])["cpu_lo"]
+    # The front-end window [T_read, T_queued] is classified like the served
+    # one (DESIGN §6): a parse preempted for a slice shows there as CPU, or
+    # as compute when another batch's kernels were in flight. Its truth: the
+    # same layers, with this request's parse as CPU from latsplit's T_read
+    # (the read returning; the mock marks after it) to the queued marks.
+    if m.get("t_queued"):
+        ft = partition(m["t_read"], m["t_queued"], extra=(m["t_read"], queued_hi))
+        flo = partition(m["t_read"], m["t_queued"], ["compute", "transfer", "cpu_lo"],
+                        extra=(t["t_read"], t["t_queued"]))
+        tp = {k: tp[k] + ft[k] for k in tp}
+        lo += flo["cpu_lo"]
     sub = r["sub"]
     got = {"queueing.engine": sub["queueing.engine"], "compute": c["compute"],
            "transfer": c["transfer"], "host+queueing.cpu": c["host"] + sub["queueing.cpu"]}

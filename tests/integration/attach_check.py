@@ -10,8 +10,11 @@ instants. Every client request that started after t0 + 50 ms and ended before
 t1 - 50 ms (so it began after the capture met its connection) must be found
 by its X-Request-Id, with outcome ok, the right method/path/status, a split
 whose components sum exactly to its total, and a total within
-[client total - srtt - 2 ms, client total + 2 ms]: the client's own view,
-less the first byte's trip and the last ACK's. Requests latsplit marks
+[client total - waits - srtt - 2 ms, client total + 2 ms]: the client's own
+view, less the first byte's trip and the last ACK's, and less the time the
+client itself waited for a CPU around its marks (loadgen's start_wait_ns and
+end_wait_ns, the Python client's wait_ns: schedstat's run_delay), which the
+server never saw. Requests latsplit marks
 partial have no split. No request may carry a method/path that no client sent
 (a body misparsed as a head).
 """
@@ -58,7 +61,8 @@ def main():
             wrong.append((c["x_request_id"], r["outcome"], r["method"], r["path"], r["status"]))
             continue
         slack = 2_000_000 + (r["srtt_us"] or 0) * 1000
-        if not (c["total_ns"] - slack <= r["total_ns"] <= c["total_ns"] + 2_000_000):
+        waits = c.get("start_wait_ns", 0) + c.get("end_wait_ns", 0) + c.get("wait_ns", 0)
+        if not (c["total_ns"] - waits - slack <= r["total_ns"] <= c["total_ns"] + 2_000_000):
             far.append((c["x_request_id"], r["total_ns"], c["total_ns"], r["srtt_us"]))
     ok(f"attach.{a.name}.found", inside and not missing and not wrong,
        f"{len(inside) - len(missing) - len(wrong)} of {len(inside)} client requests inside the "

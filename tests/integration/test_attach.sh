@@ -109,13 +109,16 @@ c = http.client.HTTPConnection("$SRV_IP", 8100)
 out = open("$T/py.lg", "w")
 end = time.monotonic() + 6
 i = 0
+# schedstat's run_delay: this thread's time runnable, waiting for a CPU
+delay = lambda: int(open("/proc/thread-self/schedstat").read().split()[1])
 while time.monotonic() < end:
+    d0 = delay()
     t0 = time.monotonic_ns()
     c.request("GET", "/a.txt", headers={"X-Request-Id": f"py-{i}"})
     r = c.getresponse(); r.read()
     t1 = time.monotonic_ns()
     out.write(json.dumps({"x_request_id": f"py-{i}", "start_ns": t0, "end_ns": t1,
-                          "total_ns": t1 - t0, "status": r.status}) + "\n")
+                          "total_ns": t1 - t0, "status": r.status, "wait_ns": delay() - d0}) + "\n")
     i += 1
     time.sleep(0.005)
 PY
