@@ -47,6 +47,7 @@ struct config {
 	const char *out;
 	double timeout;
 	const char *id_prefix;
+	double rate; /* open loop: requests per second, 0 = closed loop */
 };
 
 static struct config cfg = {
@@ -71,7 +72,7 @@ struct result {
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *out;
 static long next_id, done_ok, done_err;
-static unsigned long long deadline;
+static unsigned long long deadline, t_begin;
 static double *latencies;
 static long nlat, latcap;
 
@@ -283,6 +284,15 @@ static void *worker(void *arg)
 
 		if ((cfg.requests && id >= cfg.requests) || (deadline && now_ns() >= deadline))
 			break;
+		if (cfg.rate > 0) { /* open loop: request id is due at t_begin + id / rate */
+			unsigned long long due = t_begin + (unsigned long long)(id * 1e9 / cfg.rate);
+			struct timespec ts = {due / 1000000000ull, due % 1000000000ull};
+
+			if (deadline && due >= deadline)
+				break;
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+		}
 		char body[256];
 		int blen = snprintf(body, sizeof(body),
 				    "{\"model\":\"mock\",\"max_tokens\":%d,\"stream\":%s,\"prompt\":\"",
@@ -339,9 +349,12 @@ static void usage(FILE *o)
 	fprintf(o,
 		"usage: loadgen [--host IP] [--port N] [-c CONC] [-n REQUESTS | -d SECONDS]\n"
 		"               [--stream] [--prompt-bytes N] [--max-tokens N] [--no-keepalive]\n"
-		"               [--path P] [--timeout S] [--id-prefix P] [-o OUT.jsonl]\n\n"
+		"               [--path P] [--timeout S] [--id-prefix P] [--rate R] [-o OUT.jsonl]\n\n"
 		"Sends OpenAI-style completion requests over N connections; one JSONL line\n"
-		"per request (CLOCK_MONOTONIC ns) to -o, a summary to stderr.\n");
+		"per request (CLOCK_MONOTONIC ns) to -o, a summary to stderr. Closed loop\n"
+		"(each connection sends when its last response ended), or with --rate R open\n"
+		"loop: request k is due k/R seconds after the start (a request whose\n"
+		"connections are all busy goes out late; latency counts from the send).\n");
 }
 
 int main(int argc, char **argv)
@@ -354,7 +367,7 @@ int main(int argc, char **argv)
 		{"no-keepalive", no_argument, NULL, 'K'},     {"path", required_argument, NULL, 'u'},
 		{"timeout", required_argument, NULL, 't'},    {"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},             {"id-prefix", required_argument, NULL, 'I'},
-		{}};
+		{"rate", required_argument, NULL, 'r'},      {}};
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "c:n:d:o:h", opts, NULL)) != -1) {
@@ -372,12 +385,14 @@ int main(int argc, char **argv)
 		case 't': cfg.timeout = atof(optarg); break;
 		case 'o': cfg.out = optarg; break;
 		case 'I': cfg.id_prefix = optarg; break;
+		case 'r': cfg.rate = atof(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
 	if (cfg.concurrency < 1 || cfg.concurrency > 4096 || cfg.prompt_bytes < 0 ||
-	    cfg.max_tokens < 0 || (!cfg.requests && cfg.duration <= 0) || cfg.timeout <= 0) {
+	    cfg.max_tokens < 0 || (!cfg.requests && cfg.duration <= 0) || cfg.timeout <= 0 ||
+	    cfg.rate < 0) {
 		fprintf(stderr, "loadgen: bad options (see --help)\n");
 		return 2;
 	}
@@ -393,7 +408,7 @@ int main(int argc, char **argv)
 	}
 	if (cfg.duration > 0)
 		deadline = now_ns() + (unsigned long long)(cfg.duration * 1e9);
-	unsigned long long t0 = now_ns();
+	unsigned long long t0 = t_begin = now_ns();
 	pthread_t *th = calloc(cfg.concurrency, sizeof(*th));
 	for (int i = 0; i < cfg.concurrency; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(long)i);

@@ -71,15 +71,19 @@ old_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 trap 'kill $EPID 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled=$old_stats 2>/dev/null; rm -rf $T' EXIT
 for i in $(seq 50); do [[ -e $T/ready ]] && break; sleep 0.1; done
 run_load() { $B/loadgen --port $PORT -c 8 -d 3 --stream --max-tokens 4 2>&1 | sed -n 's/.*(\([0-9.]*\) req\/s).*/\1/p'; }
-recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log
+ticks() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null || echo 0; } # user + system CPU
+recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log and
+  # latsplit's own CPU (ticks) over the load in $T/rec.cpu
   rm -f $T/cap.data
   $B/latsplit record -o $T/cap.data -p $EPID "$@" 2>$T/rec.log & local rp=$!
   for i in $(seq 100); do grep -q recording $T/rec.log && break; sleep 0.05; done
+  local c0; c0=$(ticks $rp)
   run_load
+  echo $(( $(ticks $rp) - c0 )) > $T/rec.cpu
   [[ -n ${PROG_STATS:-} ]] && bpftool prog show -j > $T/progs.json
   kill -INT $rp; wait $rp
 }
-declare -a base noeng nosock nostacks offcpu full
+declare -a base noeng nosock nostacks offcpu full agent
 for round in 1 2 3; do
   base+=("$(run_load)")
   noeng+=("$(recorded --no-sock -F 0 --no-offcpu --no-engine)")
@@ -88,6 +92,7 @@ for round in 1 2 3; do
   offcpu+=("$(recorded -F 0)")
   full+=("$(recorded)")
   ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log)
+  agent+=("$(cat $T/rec.cpu) $ev")
   dur=$(sed -n 's/^latsplit record: \([0-9.]*\) s,.*/\1/p' $T/rec.log)
   bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/rec.log)
   sio=$(grep -o 'sock_io=[0-9]*' $T/rec.log | cut -d= -f2)
@@ -123,7 +128,7 @@ echo "== where the BPF time goes (full recording, 3 s; kernel.bpf_stats_enabled=
 sysctl -qw kernel.bpf_stats_enabled=1
 PROG_STATS=1 recorded >/dev/null
 sysctl -qw kernel.bpf_stats_enabled=$old_stats
-python3 - $T/progs.json <<'PY'
+python3 - $T/progs.json "$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log)" <<'PY'
 import json, sys
 progs = [p for p in json.load(open(sys.argv[1])) if p.get("run_cnt")]
 ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "net_", "enter_", "exit_",
@@ -134,7 +139,75 @@ for p in sorted(ours, key=lambda p: -p["run_time_ns"])[:12]:
     print(f"{p['name']:28s} {p['run_cnt']:10d} {p['run_time_ns']/p['run_cnt']:8.0f} "
           f"{p['run_time_ns']/1e6:9.1f} {100*p['run_time_ns']/max(total,1):5.1f}%")
 print(f"all latsplit programs: {total/1e6:.1f} ms of CPU in ~3 s of load")
+ev = int(sys.argv[2] or 0)
+if ev:
+    print(f"BPF: {total / ev:.0f} ns per event written ({ev} events)")
 PY
+ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log)
+python3 - "$(getconf CLK_TCK)" "${ev:-0}" $T/progs.json ${agent[@]} <<'PY'
+import json, sys, statistics as s
+# latsplit's own CPU (user + system, from /proc/PID/stat) over each full
+# recording's 3 s of load, and the BPF programs' run time per event from the
+# bpf_stats run above: per 10 k events/s, as a share of one core
+hz, ev_stats, progs, rest = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+runs = [(int(rest[i]) / hz, int(rest[i + 1])) for i in range(0, len(rest), 2) if int(rest[i + 1])]
+ours = [p for p in json.load(open(progs)) if p.get("run_cnt") and p.get("name", "").startswith(
+    ("sched_", "inet_", "tcp_", "net_", "enter_", "exit_", "request_", "first_token", "gpu_"))]
+bpf_per_ev = sum(p["run_time_ns"] for p in ours) / ev_stats / 1e9 if ev_stats else 0
+user = s.median(cpu / ev for cpu, ev in runs) if runs else 0
+print("goal (issue 15): agent CPU per 10 k events/s, printed (no target given)")
+print(f"agent CPU per 10 k events/s: latsplit process {user * 1e4 * 100:.2f}% of a core "
+      f"(median of {len(runs)} full recordings: " + ", ".join(f"{c:.2f} s for {e} events" for c, e in runs) +
+      f"); BPF programs {bpf_per_ev * 1e4 * 100:.2f}%; together {(user + bpf_per_ev) * 1e4 * 100:.2f}% "
+      "(kernel tracepoint/uprobe entry costs not included)")
+PY
+
+echo
+echo "== client latency on the vLLM-shaped engine (tools/vllm-shaped, 3 ms steps, 4 running), untraced vs"
+echo "   the default recording, open-loop load at 50% and 90% of its saturation rate, 6 s each, alternated"
+if /usr/bin/python3 -c 'import fastapi, uvicorn, zmq, numpy' 2>/dev/null; then
+  VPORT=18557
+  rm -f $T/vready
+  /usr/bin/python3 tools/vllm-shaped/server.py --host 127.0.0.1 --port $VPORT --ready-file $T/vready \
+    --max-running 4 --step-us 3000 >/dev/null 2>&1 & VPID=$!
+  for i in $(seq 100); do [[ -e $T/vready ]] && break; sleep 0.1; done
+  vload() { # RATE|0 SECONDS: "req/s p50_ms p99_ms"
+    $B/loadgen --port $VPORT -c 32 -d $2 --stream --max-tokens 12 --prompt-bytes 2000 --rate $1 2>&1 |
+      sed -n 's/.*(\([0-9.]*\) req\/s); latency p50 \([0-9.]*\) ms p99 \([0-9.]*\) ms.*/\1 \2 \3/p'
+  }
+  sat=$(vload 0 5 | cut -d' ' -f1)
+  echo "saturation (closed loop, 32 connections): ${sat:-?} req/s"
+  declare -a vl
+  for frac in 0.5 0.9; do
+    rate=$(python3 -c "print(round(${sat:-0} * $frac, 1))")
+    for round in 1 2 3; do
+      u=$(vload $rate 6)
+      rm -f $T/v.data
+      $B/latsplit record -o $T/v.data -p $VPID 2>$T/v.log & rp=$!
+      for i in $(seq 100); do grep -q recording $T/v.log && break; sleep 0.05; done
+      r=$(vload $rate 6)
+      kill -INT $rp; wait $rp
+      vl+=("$frac $u $r")
+    done
+  done
+  kill $VPID; wait $VPID 2>/dev/null
+  python3 - "${vl[@]}" <<'PY'
+import sys, statistics as s
+rows = [a.split() for a in sys.argv[1:]]
+print("goal (issue 15): <= 1% added p50 and p99 client latency at 50% and 90% of saturation")
+for frac in ("0.5", "0.9"):
+    r = [list(map(float, x[1:])) for x in rows if x[0] == frac and len(x) == 7]
+    if not r:
+        print(f"  {float(frac):.0%}: no result"); continue
+    up50, up99 = s.median(x[1] for x in r), s.median(x[2] for x in r)
+    rp50, rp99 = s.median(x[4] for x in r), s.median(x[5] for x in r)
+    print(f"  {float(frac):.0%} of saturation ({s.median(x[0] for x in r):.1f} vs {s.median(x[3] for x in r):.1f} req/s served): "
+          f"p50 {up50:.2f} -> {rp50:.2f} ms ({100 * (rp50 / up50 - 1):+.1f}%), "
+          f"p99 {up99:.2f} -> {rp99:.2f} ms ({100 * (rp99 / up99 - 1):+.1f}%)  (untraced -> recorded, medians of {len(r)})")
+PY
+else
+  echo "skipped: python3-fastapi, -uvicorn, -zmq, -numpy missing (tools/install-deps.sh)"
+fi
 
 echo
 echo "== stacks (issue 12): BPF ns per stack-taking program run and capture bytes per event, frame"
