@@ -107,7 +107,12 @@ void ls_spans_normalise(struct ls_spans *s)
 
 	if (!s->n)
 		return;
-	qsort(s->v, s->n, sizeof(*s->v), span_cmp);
+	/* Spans mostly arrive in order: sort only when one does not. */
+	for (size_t i = 1; i < s->n; i++)
+		if (s->v[i].b < s->v[i - 1].b) {
+			qsort(s->v, s->n, sizeof(*s->v), span_cmp);
+			break;
+		}
 	for (size_t i = 0; i < s->n; i++) {
 		if (k && s->v[i].b <= s->v[k - 1].e) {
 			if (s->v[i].e > s->v[k - 1].e)
