@@ -368,6 +368,51 @@ static void test_order_nearly_sorted(void **state)
 	ls_order_free(o);
 }
 
+/* Records of many sizes, through several of the reorder buffer's 1 MiB
+ * chunks (in-order copies) and the heap (late ones): each comes out whole,
+ * in order; records still queued at ls_order_free are let go (ASan). */
+static void test_order_chunks(void **state)
+{
+	enum { N = 6000, MAXB = 3000 };
+	struct ls_order *o = ls_order_new(5000);
+	static unsigned char buf[sizeof(struct ls_hdr) + MAXB];
+	struct ls_hdr *h = (struct ls_hdr *)buf;
+	__u64 seed = 11, t = 10000, n = 0, last = 0;
+	const struct ls_hdr *out;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		for (__u64 i = 0; i < N; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			size_t body = (seed >> 40) % MAXB;
+			h->type = 1;
+			h->size = sizeof(*h) + body;
+			h->ts = seed >> 61 == 0 ? t - (seed >> 20) % 4000 : (t += 1 + (seed >> 33) % 7);
+			h->tid = (__u32)i;
+			memset(h + 1, (int)(i & 0xff), body);
+			assert_int_equal(ls_order_push(o, h), 0);
+			while ((out = ls_order_pop(o, false))) {
+				const unsigned char *b = (const unsigned char *)(out + 1);
+				for (size_t k = 0; k < out->size - sizeof(*out); k++)
+					assert_int_equal(b[k], out->tid & 0xff);
+				assert_true(out->ts >= last);
+				last = out->ts;
+				n++;
+			}
+		}
+		if (pass == 0) /* the first pass drains; the second leaves records queued */
+			while ((out = ls_order_pop(o, true))) {
+				assert_true(out->ts >= last);
+				last = out->ts;
+				n++;
+			}
+		t += 5000; /* the next pass's late ones are later than all of these */
+	}
+	assert_true(n > N);
+	assert_int_equal(ls_order_late(o), 0);
+	ls_order_free(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_existing_file_refused),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_order_nearly_sorted),
+		cmocka_unit_test(test_order_chunks),
 	};
 	return cmocka_run_group_tests_name("capture", tests, setup_corpus, teardown_corpus);
 }

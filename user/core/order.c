@@ -20,13 +20,27 @@ struct slot {
 	struct ls_hdr *rec;
 };
 
+/* The FIFO's copies live in chunks filled in order and emptied in the same
+ * order (a FIFO record is popped in the order it was pushed), so a chunk is
+ * reused once its last record is out: no malloc/free per record, and records
+ * read back in the order they sit in memory. Late records are malloc'd. */
+#define CHUNK_DATA (1u << 20)
+
+struct chunk {
+	struct chunk *next;
+	size_t used, live;
+	unsigned char data[];
+};
+
 struct ls_order {
 	struct slot *heap; /* records that came out of order */
 	size_t n, cap;
 	struct slot *fifo; /* records that came in order: a ring, sorted */
 	size_t fhead, flen, fcap;
 	__u64 window, max_ts, seq, late, last_out_ts;
+	struct chunk *chead, *ctail, *spare;
 	struct ls_hdr *out;
+	bool out_in_chunk; /* out is the oldest chunk's, else malloc'd */
 };
 
 struct ls_order *ls_order_new(__u64 window_ns)
@@ -91,9 +105,52 @@ static int heap_push(struct ls_order *o, struct slot sl)
 	return 0;
 }
 
+/* Room for `size` bytes at the end of the newest chunk. */
+static void *chunk_alloc(struct ls_order *o, size_t size)
+{
+	size_t sz = (size + 7) & ~(size_t)7;
+	struct chunk *c = o->ctail;
+
+	if (sz > CHUNK_DATA)
+		return NULL;
+	if (!c || c->used + sz > CHUNK_DATA) {
+		c = o->spare ? o->spare : malloc(sizeof(*c) + CHUNK_DATA);
+		if (!c)
+			return NULL;
+		o->spare = NULL;
+		*c = (struct chunk){0};
+		if (o->ctail)
+			o->ctail->next = c;
+		else
+			o->chead = c;
+		o->ctail = c;
+	}
+	c->live++;
+	c->used += sz;
+	return c->data + c->used - sz;
+}
+
+/* The oldest chunk's oldest record is out for good. */
+static void chunk_release(struct ls_order *o)
+{
+	struct chunk *c = o->chead;
+
+	if (--c->live)
+		return;
+	if (c == o->ctail) {
+		c->used = 0;
+		return;
+	}
+	o->chead = c->next;
+	free(o->spare);
+	o->spare = c;
+}
+
 int ls_order_push(struct ls_order *o, const struct ls_hdr *rec)
 {
-	struct ls_hdr *copy = malloc(rec->size);
+	/* in order after the FIFO's tail: it joins the FIFO */
+	bool in_order = !o->flen || o->fifo[(o->fhead + o->flen - 1) % o->fcap].ts <= rec->ts;
+	struct ls_hdr *copy = in_order ? chunk_alloc(o, rec->size) : malloc(rec->size);
 	struct slot sl;
 	int e;
 
@@ -105,13 +162,13 @@ int ls_order_push(struct ls_order *o, const struct ls_hdr *rec)
 	if (rec->ts > o->max_ts)
 		o->max_ts = rec->ts;
 	sl = (struct slot){rec->ts, o->seq++, copy};
-	/* in order after the FIFO's tail: it joins the FIFO */
-	if (!o->flen || o->fifo[(o->fhead + o->flen - 1) % o->fcap].ts <= rec->ts)
-		e = fifo_push(o, sl);
-	else
-		e = heap_push(o, sl);
-	if (e)
+	e = in_order ? fifo_push(o, sl) : heap_push(o, sl);
+	if (e && in_order) { /* the newest allocation: give it back */
+		o->ctail->used -= (rec->size + 7) & ~(size_t)7;
+		o->ctail->live--;
+	} else if (e) {
 		free(copy);
+	}
 	return e;
 }
 
@@ -127,7 +184,10 @@ const struct ls_hdr *ls_order_pop(struct ls_order *o, bool drain)
 	bool from_fifo;
 	size_t i = 0;
 
-	free(o->out);
+	if (o->out && o->out_in_chunk)
+		chunk_release(o);
+	else
+		free(o->out);
 	o->out = NULL;
 	if (!o->n && !f)
 		return NULL;
@@ -136,6 +196,7 @@ const struct ls_hdr *ls_order_pop(struct ls_order *o, bool drain)
 	if (!drain && next->ts + o->window > o->max_ts)
 		return NULL;
 	o->out = next->rec;
+	o->out_in_chunk = from_fifo;
 	o->last_out_ts = next->ts;
 	if (from_fifo) {
 		o->fhead = (o->fhead + 1) % o->fcap;
@@ -169,10 +230,15 @@ void ls_order_free(struct ls_order *o)
 		return;
 	for (size_t i = 0; i < o->n; i++)
 		free(o->heap[i].rec);
-	for (size_t i = 0; i < o->flen; i++)
-		free(o->fifo[(o->fhead + i) % o->fcap].rec);
+	if (!o->out_in_chunk)
+		free(o->out);
+	while (o->chead) {
+		struct chunk *c = o->chead;
+		o->chead = c->next;
+		free(c);
+	}
+	free(o->spare);
 	free(o->heap);
 	free(o->fifo);
-	free(o->out);
 	free(o);
 }
