@@ -272,6 +272,12 @@ struct ls_ev_conn_adopt {
 	__u32 copied_seq;
 	__u32 rcv_nxt;
 	__u32 fd; /* ~0: met in softirq (LS_ADOPT_TCP) */
+	/* Appended later (records without it are shorter, and still read):
+	 * the kernel's windowed minimum RTT (tcp_sock.rtt_min, 0: unknown).
+	 * A connection met mid-flight has no handshake to show the path's RTT,
+	 * and its srtt may be a delayed-ACK wait. */
+	__u32 rtt_min_us;
+	__u32 pad;
 };
 
 /* Bytes of a tracked connection handed to a device (net:net_dev_start_xmit,

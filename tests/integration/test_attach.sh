@@ -62,7 +62,8 @@ kill $EPID; wait $EPID 2>/dev/null
 "$LS" report "$T/before.data" >"$T/before.txt"
 python3 "$CHECK" before "$T/before.jsonl" "$(window "$T/before.data")" "$T/before.lg" --partial-min 1
 "$LS" report --json "$T/full.data" >"$T/full.jsonl"
-python3 - "$T/before.jsonl" "$T/full.jsonl" <<'PY'
+drops="attached: $(grep -o 'ring-buffer drops: [0-9]*; writer stalls: [0-9]* ([0-9.]* ms)' "$T/before.log"); from before: $(grep -o 'ring-buffer drops: [0-9]*; writer stalls: [0-9]* ([0-9.]* ms)' "$T/full.data.log")"
+python3 - "$T/before.jsonl" "$T/full.jsonl" "$drops" <<'PY'
 import json, sys
 load = lambda f: {r["x_request_id"]: r for r in map(json.loads, open(f))
                   if r.get("type") != "verdict" and r["outcome"] == "ok" and r["x_request_id"]}
@@ -78,14 +79,15 @@ for x in both:
             worst = v
             where = (f"{x} {what}: attached {a['components'].get(what, a['total_ns']) if what != 'total' else a['total_ns']}"
                      f" vs from before {f['components'].get(what, f['total_ns']) if what != 'total' else f['total_ns']} ns"
-                     f" (sub: {dict((k, (a['sub'][k], f['sub'][k])) for k in a['sub'] if a['sub'][k] != f['sub'][k])})")
+                     f" (sub: {dict((k, (a['sub'][k], f['sub'][k])) for k in a['sub'] if a['sub'][k] != f['sub'][k])};"
+                     f" marks apart: {dict((k, (a['marks'][k], f['marks'][k])) for k in a['marks'] if a['marks'][k] != f['marks'][k])})")
 # Two recorders see the same kernel events through their own program runs
 # (clock reads microseconds apart); seen: totals within 3 us, host vs other
 # at most 149 us apart over ~400 ms requests.
 ok = len(both) >= 20 and worst <= 500_000
 print(("PASS" if ok else "FAIL") + f" attach.before.same_split: {len(both)} requests split by both the attached "
       f"recorder and one running from before the load; largest difference in total or any "
-      f"component {worst / 1e3:.1f} us (limit 500 us)" + (f"; at {where}" if worst > 500_000 else ""))
+      f"component {worst / 1e3:.1f} us (limit 500 us)" + (f"; at {where}; {sys.argv[3]}" if worst > 500_000 else ""))
 PY
 n=$(grep -o '[0-9]* connections met mid-flight' "$T/before.txt" | cut -d' ' -f1)
 check "attach.before.adopted: ${n:-0} of 4 keep-alive connections met mid-flight" [ "${n:-0}" -eq 4 ]

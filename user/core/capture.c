@@ -48,7 +48,7 @@ static const struct {
 	[LS_EV_GPU_LAUNCH] = {"gpu_launch", sizeof(struct ls_ev_gpu_launch)},
 	[LS_EV_GPU_STATS] = {"gpu_stats", sizeof(struct ls_ev_gpu_stats)},
 	[LS_EV_SAMPLE] = {"sample", sizeof(struct ls_ev_sample)},
-	[LS_EV_CONN_ADOPT] = {"conn_adopt", sizeof(struct ls_ev_conn_adopt)},
+	[LS_EV_CONN_ADOPT] = {"conn_adopt", offsetof(struct ls_ev_conn_adopt, rtt_min_us)},
 	[LS_EV_TCP_XMIT] = {"tcp_xmit", sizeof(struct ls_ev_tcp_xmit)},
 	[LS_EV_PYSTACK] = {"pystack", offsetof(struct ls_ev_pystack, f)},
 	[LS_EV_USTACK_RAW] = {"ustack_raw", offsetof(struct ls_ev_ustack_raw, data)},

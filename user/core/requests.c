@@ -502,6 +502,11 @@ static void on_adopt(struct ls_corr *c, const struct ls_ev_conn_adopt *e)
 	cn->acked = 0;
 	GROW(cn->srtt, cn->nsrtt, cn->capsrtt);
 	cn->srtt[cn->nsrtt++] = (struct srtt_sample){e->h.ts, e->srtt_us};
+	/* No handshake seen: the kernel's minimum RTT is the path's (the srtt
+	 * samples to come may each hold a delayed ACK's wait). */
+	if (e->h.size >= sizeof(*e) && e->rtt_min_us &&
+	    (!cn->srtt_floor || e->rtt_min_us < cn->srtt_floor))
+		cn->srtt_floor = e->rtt_min_us;
 	/* Bytes queued and not read yet arrived before this instant. */
 	cn->pre_bytes = (uint32_t)(e->rcv_nxt - e->copied_seq);
 	if (cn->pre_bytes > (1u << 30))

@@ -223,6 +223,8 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		   (unsigned long long)e->conn_id, a, b, e->via < 3 ? vias[e->via] : "?",
 		   ls_tcp_state_name(e->state), (int)e->fd, e->srtt_us, e->snd_una, e->write_seq,
 		   e->copied_seq, e->rcv_nxt);
+		if (rec->size >= sizeof(*e)) /* older captures' records end before it */
+			KV(",\"rtt_min_us\":%u", " rtt_min=%uus", e->rtt_min_us);
 		break;
 	}
 	case LS_EV_TCP_XMIT: {
