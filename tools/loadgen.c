@@ -408,13 +408,13 @@ int main(int argc, char **argv)
 	}
 	if (cfg.duration > 0)
 		deadline = now_ns() + (unsigned long long)(cfg.duration * 1e9);
-	unsigned long long t0 = t_begin = now_ns();
+	t_begin = now_ns();
 	pthread_t *th = calloc(cfg.concurrency, sizeof(*th));
 	for (int i = 0; i < cfg.concurrency; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(long)i);
 	for (int i = 0; i < cfg.concurrency; i++)
 		pthread_join(th[i], NULL);
-	double secs = (now_ns() - t0) / 1e9;
+	double secs = (now_ns() - t_begin) / 1e9;
 	if (out)
 		fclose(out);
 	qsort(latencies, nlat, sizeof(double), cmp);

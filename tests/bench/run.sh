@@ -85,6 +85,7 @@ recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log and
   [[ -n ${PROG_STATS:-} ]] && bpftool prog show -j > $T/progs.json
   kill -INT $rp; wait $rp
 }
+events_written() { sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log; }
 declare -a base noeng nosock nostacks offcpu full agent
 for round in 1 2 3; do
   base+=("$(run_load)")
@@ -93,7 +94,7 @@ for round in 1 2 3; do
   nostacks+=("$(recorded -F 0 --no-offcpu)")
   offcpu+=("$(recorded -F 0)")
   full+=("$(recorded)")
-  ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log)
+  ev=$(events_written)
   agent+=("$(cat $T/rec.cpu) $ev")
   dur=$(sed -n 's/^latsplit record: \([0-9.]*\) s,.*/\1/p' $T/rec.log)
   bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/rec.log)
@@ -130,8 +131,11 @@ echo "== where the BPF time goes (full recording, 3 s; kernel.bpf_stats_enabled=
 sysctl -qw kernel.bpf_stats_enabled=1
 PROG_STATS=1 recorded >/dev/null
 sysctl -qw kernel.bpf_stats_enabled=$old_stats
-python3 - $T/progs.json "$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log)" <<'PY'
-import json, sys
+# the BPF programs' run time per event written, and the agent's CPU: latsplit's
+# own (user + system, /proc/PID/stat) over each full recording's 3 s of load,
+# per 10 k events/s as a share of one core
+python3 - $T/progs.json "$(events_written)" "$(getconf CLK_TCK)" ${agent[@]} <<'PY'
+import json, sys, statistics as s
 progs = [p for p in json.load(open(sys.argv[1])) if p.get("run_cnt")]
 ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "net_", "enter_", "exit_",
                                                           "request_", "first_token", "gpu_"))]
@@ -141,22 +145,12 @@ for p in sorted(ours, key=lambda p: -p["run_time_ns"])[:12]:
     print(f"{p['name']:28s} {p['run_cnt']:10d} {p['run_time_ns']/p['run_cnt']:8.0f} "
           f"{p['run_time_ns']/1e6:9.1f} {100*p['run_time_ns']/max(total,1):5.1f}%")
 print(f"all latsplit programs: {total/1e6:.1f} ms of CPU in ~3 s of load")
-ev = int(sys.argv[2] or 0)
+ev, hz, rest = int(sys.argv[2] or 0), int(sys.argv[3]), sys.argv[4:]
 if ev:
     print(f"BPF: {total / ev:.0f} ns per event written ({ev} events)")
-PY
-ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log)
-python3 - "$(getconf CLK_TCK)" "${ev:-0}" $T/progs.json ${agent[@]} <<'PY'
-import json, sys, statistics as s
-# latsplit's own CPU (user + system, from /proc/PID/stat) over each full
-# recording's 3 s of load, and the BPF programs' run time per event from the
-# bpf_stats run above: per 10 k events/s, as a share of one core
-hz, ev_stats, progs, rest = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 runs = [(int(rest[i]) / hz, int(rest[i + 1])) for i in range(0, len(rest), 2) if int(rest[i + 1])]
-ours = [p for p in json.load(open(progs)) if p.get("run_cnt") and p.get("name", "").startswith(
-    ("sched_", "inet_", "tcp_", "net_", "enter_", "exit_", "request_", "first_token", "gpu_"))]
-bpf_per_ev = sum(p["run_time_ns"] for p in ours) / ev_stats / 1e9 if ev_stats else 0
-user = s.median(cpu / ev for cpu, ev in runs) if runs else 0
+bpf_per_ev = total / ev / 1e9 if ev else 0
+user = s.median(cpu / e for cpu, e in runs) if runs else 0
 print("goal (issue 15): agent CPU per 10 k events/s, printed (no target given)")
 print(f"agent CPU per 10 k events/s: latsplit process {user * 1e4 * 100:.2f}% of a core "
       f"(median of {len(runs)} full recordings: " + ", ".join(f"{c:.2f} s for {e} events" for c, e in runs) +

@@ -138,8 +138,7 @@ for r in reqs:
     # (the read returning; the mock marks after it) to the queued marks.
     if m.get("t_queued"):
         ft = partition(m["t_read"], m["t_queued"], extra=(m["t_read"], queued_hi))
-        flo = partition(m["t_read"], m["t_queued"], ["compute", "transfer", "cpu_lo"],
-                        extra=(t["t_read"], t["t_queued"]))
+        flo = partition(m["t_read"], m["t_queued"], ["compute", "transfer", "cpu_lo"])
         tp = {k: tp[k] + ft[k] for k in tp}
         lo += flo["cpu_lo"]
     sub = r["sub"]

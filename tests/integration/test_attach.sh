@@ -62,7 +62,8 @@ kill $EPID; wait $EPID 2>/dev/null
 "$LS" report "$T/before.data" >"$T/before.txt"
 python3 "$CHECK" before "$T/before.jsonl" "$(window "$T/before.data")" "$T/before.lg" --partial-min 1
 "$LS" report --json "$T/full.data" >"$T/full.jsonl"
-drops="attached: $(grep -o 'ring-buffer drops: [0-9]*; writer stalls: [0-9]* ([0-9.]* ms)' "$T/before.log"); from before: $(grep -o 'ring-buffer drops: [0-9]*; writer stalls: [0-9]* ([0-9.]* ms)' "$T/full.data.log")"
+drops_of() { grep -o 'ring-buffer drops: [0-9]*; writer stalls: [0-9]* ([0-9.]* ms)' "$1"; }
+drops="attached: $(drops_of "$T/before.log"); from before: $(drops_of "$T/full.data.log")"
 python3 - "$T/before.jsonl" "$T/full.jsonl" "$drops" <<'PY'
 import json, sys
 load = lambda f: {r["x_request_id"]: r for r in map(json.loads, open(f))

@@ -634,8 +634,7 @@ static bool unzip(struct ls_reader *r, unsigned char *dst, uLongf *dstlen,
 	if (srclen < 6 || (src[0] & 0x0f) != Z_DEFLATED || ((src[0] << 8) | src[1]) % 31 ||
 	    (src[1] & 0x20) /* preset dictionary */)
 		return false;
-	if (!r->zs_ok) {
-		memset(&r->zs, 0, sizeof(r->zs));
+	if (!r->zs_ok) { /* r is calloc'd: zs starts zeroed, as inflateInit2 wants */
 		if (inflateInit2(&r->zs, -MAX_WBITS) != Z_OK)
 			return false;
 		r->zs_ok = true;

@@ -105,10 +105,15 @@ static int heap_push(struct ls_order *o, struct slot sl)
 	return 0;
 }
 
+static size_t rounded(size_t size)
+{
+	return (size + 7) & ~(size_t)7;
+}
+
 /* Room for `size` bytes at the end of the newest chunk. */
 static void *chunk_alloc(struct ls_order *o, size_t size)
 {
-	size_t sz = (size + 7) & ~(size_t)7;
+	size_t sz = rounded(size);
 	struct chunk *c = o->ctail;
 
 	if (sz > CHUNK_DATA)
@@ -164,7 +169,7 @@ int ls_order_push(struct ls_order *o, const struct ls_hdr *rec)
 	sl = (struct slot){rec->ts, o->seq++, copy};
 	e = in_order ? fifo_push(o, sl) : heap_push(o, sl);
 	if (e && in_order) { /* the newest allocation: give it back */
-		o->ctail->used -= (rec->size + 7) & ~(size_t)7;
+		o->ctail->used -= rounded(rec->size);
 		o->ctail->live--;
 	} else if (e) {
 		free(copy);
