@@ -2,54 +2,118 @@
 /*
  * JSON writer (see json.h).
  */
+#include <string.h>
+
 #include "attribute.h"
 #include "out/json.h"
 
-void ls_json_string(FILE *out, const char *s)
+void ls_jb_flush(struct ls_jbuf *j)
 {
-	fputc('"', out);
+	if (j->n)
+		fwrite(j->b, 1, j->n, j->out);
+	j->n = 0;
+}
+
+void ls_jb_raw_slow(struct ls_jbuf *j, const char *s, size_t n)
+{
+	ls_jb_flush(j);
+	if (n > sizeof(j->b)) {
+		fwrite(s, 1, n, j->out);
+		return;
+	}
+	memcpy(j->b, s, n);
+	j->n = n;
+}
+
+void ls_jb_string(struct ls_jbuf *j, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	ls_jb_raw(j, "\"", 1);
 	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		const unsigned char *run = c;
+
+		while (*c >= 0x20 && *c != '"' && *c != '\\')
+			c++;
+		ls_jb_raw(j, (const char *)run, (size_t)(c - run));
 		switch (*c) {
+		case '\0':
+			c--; /* the loop's c++ then stops on it */
+			break;
 		case '"':
-			fputs("\\\"", out);
+			ls_jb_raw(j, "\\\"", 2);
 			break;
 		case '\\':
-			fputs("\\\\", out);
+			ls_jb_raw(j, "\\\\", 2);
 			break;
 		case '\n':
-			fputs("\\n", out);
+			ls_jb_raw(j, "\\n", 2);
 			break;
 		case '\r':
-			fputs("\\r", out);
+			ls_jb_raw(j, "\\r", 2);
 			break;
 		case '\t':
-			fputs("\\t", out);
+			ls_jb_raw(j, "\\t", 2);
 			break;
-		default:
-			if (*c < 0x20)
-				fprintf(out, "\\u%04x", *c);
-			else
-				fputc(*c, out);
+		default: {
+			char u[6] = {'\\', 'u', '0', '0', hex[*c >> 4], hex[*c & 15]};
+			ls_jb_raw(j, u, sizeof(u));
+		}
 		}
 	}
-	fputc('"', out);
+	ls_jb_raw(j, "\"", 1);
+}
+
+/* "key": */
+static void key_colon(struct ls_jbuf *j, const char *key)
+{
+	ls_jb_raw(j, "\"", 1);
+	ls_jb_str(j, key);
+	ls_jb_raw(j, "\":", 2);
+}
+
+void ls_jb_kv_str(struct ls_jbuf *j, const char *key, const char *v, bool comma)
+{
+	key_colon(j, key);
+	if (v && v[0])
+		ls_jb_string(j, v);
+	else
+		ls_jb_raw(j, "null", 4);
+	if (comma)
+		ls_jb_raw(j, ",", 1);
+}
+
+void ls_jb_kv_u64(struct ls_jbuf *j, const char *key, uint64_t v, bool comma)
+{
+	key_colon(j, key);
+	if (v == LS_NULL)
+		ls_jb_raw(j, "null", 4);
+	else
+		ls_jb_u64(j, v);
+	if (comma)
+		ls_jb_raw(j, ",", 1);
+}
+
+void ls_json_string(FILE *out, const char *s)
+{
+	struct ls_jbuf j = {.out = out};
+
+	ls_jb_string(&j, s);
+	ls_jb_flush(&j);
 }
 
 void ls_json_kv_str(FILE *out, const char *key, const char *v, bool comma)
 {
-	fprintf(out, "\"%s\":", key);
-	if (v && v[0])
-		ls_json_string(out, v);
-	else
-		fputs("null", out);
-	if (comma)
-		fputc(',', out);
+	struct ls_jbuf j = {.out = out};
+
+	ls_jb_kv_str(&j, key, v, comma);
+	ls_jb_flush(&j);
 }
 
 void ls_json_kv_u64(FILE *out, const char *key, uint64_t v, bool comma)
 {
-	if (v == LS_NULL)
-		fprintf(out, "\"%s\":null%s", key, comma ? "," : "");
-	else
-		fprintf(out, "\"%s\":%llu%s", key, (unsigned long long)v, comma ? "," : "");
+	struct ls_jbuf j = {.out = out};
+
+	ls_jb_kv_u64(&j, key, v, comma);
+	ls_jb_flush(&j);
 }

@@ -2,6 +2,8 @@
 /*
  * The request record of `report --json` (DESIGN.md §6), one line per
  * request: field names are a public interface (extend, don't rename).
+ * Built in one buffer and written with one call: formatting ~60 fields a
+ * request through fprintf was a fifth of report --json's time.
  */
 #include "out/json.h"
 #include "out/request_json.h"
@@ -11,85 +13,139 @@ static uint64_t mark(uint64_t t)
 	return t ? t : LS_NULL;
 }
 
+/* "key":v, for the counters that are never null, then a comma if asked */
+static void kv_num(struct ls_jbuf *j, const char *key, uint64_t v, bool comma)
+{
+	ls_jb_raw(j, "\"", 1);
+	ls_jb_str(j, key);
+	ls_jb_raw(j, "\":", 2);
+	ls_jb_u64(j, v);
+	if (comma)
+		ls_jb_raw(j, ",", 1);
+}
+
+/* "key":"name", */
+static void kv_name(struct ls_jbuf *j, const char *key, const char *name)
+{
+	ls_jb_raw(j, "\"", 1);
+	ls_jb_str(j, key);
+	ls_jb_raw(j, "\":\"", 3);
+	ls_jb_str(j, name);
+	ls_jb_raw(j, "\",", 2);
+}
+
 void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_split *sp,
 		     const struct ls_engine_join *j)
 {
 	const struct ls_split s = *sp;
+	struct ls_jbuf jb;
+	struct ls_jbuf *b = &jb;
 
-	fprintf(out, "{\"id\":%llu,\"conn\":\"%s->%s\",\"conn_id\":%llu,\"pid\":%u,",
-		(unsigned long long)r->id, r->client, r->server, (unsigned long long)r->conn_id,
-		r->pid);
-	ls_json_kv_str(out, "method", r->method, true);
-	ls_json_kv_str(out, "path", r->path, true);
-	if (r->status)
-		fprintf(out, "\"status\":%d,", r->status);
-	else
-		fprintf(out, "\"status\":null,");
-	fprintf(out, "\"outcome\":\"%s\",", ls_outcome_name(r->outcome));
-	ls_json_kv_str(out, "x_request_id", r->x_request_id, true);
-	ls_json_kv_str(out, "traceparent", r->traceparent, true);
-	ls_json_kv_u64(out, "start_ns", mark(r->t_start), true);
-	ls_json_kv_u64(out, "total_ns", s.total, true);
-	ls_json_kv_u64(out, "ttft_ns", s.ttft, true);
-	fprintf(out, "\"bytes_in\":%llu,\"bytes_out\":%llu,\"tokens\":%u,\"retransmits\":%u,"
-		     "\"resets\":%u,\"srtt_us\":%u,\"srtt_min_us\":%u,\"srtt_max_us\":%u,"
-		     "\"streaming\":%s,",
-		(unsigned long long)r->bytes_in, (unsigned long long)r->bytes_out, r->tokens,
-		r->retransmits, r->resets, r->srtt_avg_us, r->srtt_min_us, r->srtt_max_us,
-		r->streaming ? "true" : "false");
-	fprintf(out, "\"marks\":{");
-	ls_json_kv_u64(out, "t_start", mark(r->t_start), true);
-	ls_json_kv_u64(out, "t_in", mark(r->t_in), true);
-	ls_json_kv_u64(out, "t_read", mark(r->t_read), true);
-	ls_json_kv_u64(out, "t_queued", mark(s.t_queued), true);
-	ls_json_kv_u64(out, "t_sched", mark(s.t_sched), true);
-	ls_json_kv_u64(out, "t_first", mark(r->t_first), true);
-	ls_json_kv_u64(out, "t_out", mark(r->t_out), true);
-	ls_json_kv_u64(out, "t_end", mark(r->t_end), true);
-	ls_json_kv_u64(out, "t_first_dlv", mark(r->t_first_dlv), true);
-	ls_json_kv_u64(out, "t_dlv", mark(r->t_dlv), true);
-	ls_json_kv_u64(out, "t_ack", mark(r->t_end), false);
-	fprintf(out, "},\"components\":{");
-	for (int c = 0; c < LS_C_N; c++)
-		ls_json_kv_u64(out, ls_comp_name(c), s.comp[c], c + 1 < LS_C_N);
-	fprintf(out, "},\"ttft_components\":{");
-	for (int c = 0; c < LS_C_N; c++)
-		ls_json_kv_u64(out, ls_comp_name(c), s.ttft_comp[c], c + 1 < LS_C_N);
-	fprintf(out, "},\"sub\":{");
-	for (int k = 0; k < LS_S_N; k++)
-		ls_json_kv_u64(out, ls_sub_name(k), s.sub[k], k + 1 < LS_S_N);
-	fprintf(out, "},");
-	ls_json_kv_u64(out, "frontend_ns", s.frontend, true);
-	/* the client had the last byte at T_dlv; its ACK came this much later */
-	ls_json_kv_u64(out, "ack_delay_ns",
-		       r->t_dlv && r->t_end >= r->t_dlv ? r->t_end - r->t_dlv : LS_NULL, true);
-	if (r->have_wire) {
-		fprintf(out, "\"wire\":{\"first_ns\":%llu,\"p50_ns\":%llu,\"max_ns\":%llu,\"holds\":{",
-			(unsigned long long)r->wire_first_ns, (unsigned long long)r->wire_p50_ns,
-			(unsigned long long)r->wire_max_ns);
-		for (int h = 0; h < LS_HOLD_N; h++)
-			fprintf(out, "%s\"%s\":%u", h ? "," : "", ls_hold_name(h), r->holds[h]);
-		fprintf(out, "}},");
+	jb.out = out;
+	jb.n = 0;
+	ls_jb_str(b, "{\"id\":");
+	ls_jb_u64(b, r->id);
+	ls_jb_str(b, ",\"conn\":\"");
+	ls_jb_str(b, r->client);
+	ls_jb_str(b, "->");
+	ls_jb_str(b, r->server);
+	ls_jb_str(b, "\",");
+	kv_num(b, "conn_id", r->conn_id, true);
+	kv_num(b, "pid", r->pid, true);
+	ls_jb_kv_str(b, "method", r->method, true);
+	ls_jb_kv_str(b, "path", r->path, true);
+	if (r->status) {
+		ls_jb_str(b, "\"status\":");
+		ls_jb_str(b, r->status < 0 ? "-" : "");
+		ls_jb_u64(b, r->status < 0 ? -(uint64_t)r->status : (uint64_t)r->status);
+		ls_jb_raw(b, ",", 1);
 	} else {
-		fprintf(out, "\"wire\":null,");
+		ls_jb_str(b, "\"status\":null,");
 	}
-	fprintf(out, "\"unobserved\":[");
+	kv_name(b, "outcome", ls_outcome_name(r->outcome));
+	ls_jb_kv_str(b, "x_request_id", r->x_request_id, true);
+	ls_jb_kv_str(b, "traceparent", r->traceparent, true);
+	ls_jb_kv_u64(b, "start_ns", mark(r->t_start), true);
+	ls_jb_kv_u64(b, "total_ns", s.total, true);
+	ls_jb_kv_u64(b, "ttft_ns", s.ttft, true);
+	kv_num(b, "bytes_in", r->bytes_in, true);
+	kv_num(b, "bytes_out", r->bytes_out, true);
+	kv_num(b, "tokens", r->tokens, true);
+	kv_num(b, "retransmits", r->retransmits, true);
+	kv_num(b, "resets", r->resets, true);
+	kv_num(b, "srtt_us", r->srtt_avg_us, true);
+	kv_num(b, "srtt_min_us", r->srtt_min_us, true);
+	kv_num(b, "srtt_max_us", r->srtt_max_us, true);
+	ls_jb_str(b, r->streaming ? "\"streaming\":true," : "\"streaming\":false,");
+	ls_jb_str(b, "\"marks\":{");
+	ls_jb_kv_u64(b, "t_start", mark(r->t_start), true);
+	ls_jb_kv_u64(b, "t_in", mark(r->t_in), true);
+	ls_jb_kv_u64(b, "t_read", mark(r->t_read), true);
+	ls_jb_kv_u64(b, "t_queued", mark(s.t_queued), true);
+	ls_jb_kv_u64(b, "t_sched", mark(s.t_sched), true);
+	ls_jb_kv_u64(b, "t_first", mark(r->t_first), true);
+	ls_jb_kv_u64(b, "t_out", mark(r->t_out), true);
+	ls_jb_kv_u64(b, "t_end", mark(r->t_end), true);
+	ls_jb_kv_u64(b, "t_first_dlv", mark(r->t_first_dlv), true);
+	ls_jb_kv_u64(b, "t_dlv", mark(r->t_dlv), true);
+	ls_jb_kv_u64(b, "t_ack", mark(r->t_end), false);
+	ls_jb_str(b, "},\"components\":{");
+	for (int c = 0; c < LS_C_N; c++)
+		ls_jb_kv_u64(b, ls_comp_name(c), s.comp[c], c + 1 < LS_C_N);
+	ls_jb_str(b, "},\"ttft_components\":{");
+	for (int c = 0; c < LS_C_N; c++)
+		ls_jb_kv_u64(b, ls_comp_name(c), s.ttft_comp[c], c + 1 < LS_C_N);
+	ls_jb_str(b, "},\"sub\":{");
+	for (int k = 0; k < LS_S_N; k++)
+		ls_jb_kv_u64(b, ls_sub_name(k), s.sub[k], k + 1 < LS_S_N);
+	ls_jb_str(b, "},");
+	ls_jb_kv_u64(b, "frontend_ns", s.frontend, true);
+	/* the client had the last byte at T_dlv; its ACK came this much later */
+	ls_jb_kv_u64(b, "ack_delay_ns",
+		     r->t_dlv && r->t_end >= r->t_dlv ? r->t_end - r->t_dlv : LS_NULL, true);
+	if (r->have_wire) {
+		ls_jb_str(b, "\"wire\":{");
+		kv_num(b, "first_ns", r->wire_first_ns, true);
+		kv_num(b, "p50_ns", r->wire_p50_ns, true);
+		kv_num(b, "max_ns", r->wire_max_ns, true);
+		ls_jb_str(b, "\"holds\":{");
+		for (int h = 0; h < LS_HOLD_N; h++) {
+			ls_jb_str(b, h ? ",\"" : "\"");
+			ls_jb_str(b, ls_hold_name(h));
+			ls_jb_str(b, "\":");
+			ls_jb_u64(b, r->holds[h]);
+		}
+		ls_jb_str(b, "}},");
+	} else {
+		ls_jb_str(b, "\"wire\":null,");
+	}
+	ls_jb_str(b, "\"unobserved\":[");
 	for (int k = 0, first = 1; k < LS_S_N; k++)
 		if (s.unobserved & 1u << k) {
-			fprintf(out, "%s\"%s\"", first ? "" : ",", ls_sub_name(k));
+			ls_jb_str(b, first ? "\"" : ",\"");
+			ls_jb_str(b, ls_sub_name(k));
+			ls_jb_str(b, "\"");
 			first = 0;
 		}
 	if (s.unobserved & LS_UNOBSERVED_HOST)
-		fprintf(out, "%s\"host\"", s.unobserved & ~LS_UNOBSERVED_HOST ? "," : "");
-	fprintf(out, "],");
-	ls_json_kv_u64(out, "max_gap_ns", r->tokens > 1 ? r->max_gap_ns : LS_NULL, true);
+		ls_jb_str(b, s.unobserved & ~LS_UNOBSERVED_HOST ? ",\"host\"" : "\"host\"");
+	ls_jb_str(b, "],");
+	ls_jb_kv_u64(b, "max_gap_ns", r->tokens > 1 ? r->max_gap_ns : LS_NULL, true);
 	if (s.max_gap_cause)
-		fprintf(out, "\"max_gap_cause\":\"%s\",", s.max_gap_cause);
+		kv_name(b, "max_gap_cause", s.max_gap_cause);
 	else
-		fprintf(out, "\"max_gap_cause\":null,");
-	if (j && j->joined)
-		fprintf(out, "\"engine\":{\"batch_size\":%u,\"prompt_tokens\":%u,\"preemptions\":%u},",
-			j->batch_size, j->prompt_tokens, j->preemptions);
-	fprintf(out, "\"sources\":{\"engine\":\"%s\",\"gpu\":\"%s\"}}\n", s.engine_source,
-		s.gpu_source);
+		ls_jb_str(b, "\"max_gap_cause\":null,");
+	if (j && j->joined) {
+		ls_jb_str(b, "\"engine\":{");
+		kv_num(b, "batch_size", j->batch_size, true);
+		kv_num(b, "prompt_tokens", j->prompt_tokens, true);
+		kv_num(b, "preemptions", j->preemptions, false);
+		ls_jb_str(b, "},");
+	}
+	ls_jb_str(b, "\"sources\":{\"engine\":\"");
+	ls_jb_str(b, s.engine_source);
+	ls_jb_str(b, "\",\"gpu\":\"");
+	ls_jb_str(b, s.gpu_source);
+	ls_jb_str(b, "\"}}\n");
+	ls_jb_flush(b);
 }
