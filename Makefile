@@ -41,7 +41,7 @@ CUDA_HOME ?= /usr/local/cuda
 HAVE_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h)
 CUPTI_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))
 TOOLS := $(BUILD)/liblatsplit-engine.so $(BUILD)/mock-engine $(BUILD)/loadgen $(BUILD)/runq-load \
-	 $(BUILD)/flame-capture $(BUILD)/live-replay
+	 $(BUILD)/flame-capture $(BUILD)/live-replay $(BUILD)/event-fields
 ifneq ($(HAVE_CUPTI),)
 ifneq ($(CUPTI_LIB),)
 TOOLS += $(BUILD)/liblatsplit-cupti.so $(BUILD)/cupti-emit
@@ -126,6 +126,10 @@ $(BUILD)/mock-engine: tools/mock-engine/*.c tools/mock-engine/mock.h $(BUILD)/li
 $(BUILD)/runq-load: tests/helpers/runq_load.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread
+
+$(BUILD)/event-fields: tests/helpers/event_fields.c include/latsplit/events.h | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -Iinclude -o $@ $<
 
 $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
 	$(call msg,CC,$@)

@@ -136,13 +136,19 @@ static __always_inline void count_drop(void)
 		*n += 1; /* per-CPU slot: no atomics needed */
 }
 
-/* Reserve a record of `size` bytes, counting a failure as a drop. */
+/* Reserve a record of `size` bytes, counting a failure as a drop. It is
+ * zeroed: ring-buffer memory holds earlier records (a socket payload among
+ * them, not yet redacted), and a field written only in part (a string up to
+ * its NUL) would carry those bytes into the capture. Every caller passes a
+ * sizeof, so this is a few inline stores. */
 static __always_inline void *reserve(__u32 size)
 {
 	void *rec = bpf_ringbuf_reserve(&events, size, 0);
 
 	if (!rec)
 		count_drop();
+	else
+		__builtin_memset(rec, 0, size);
 	return rec;
 }
 

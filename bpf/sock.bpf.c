@@ -181,7 +181,12 @@ static __always_inline int io_exit(long ret)
 	len = ret < capture_bytes ? ret : capture_bytes;
 	ptr = payload_ptr(io, &len);
 	n = len & (LS_IO_MAX_CAPTURE * 2 - 1);
-	if (!ptr || n > LS_IO_MAX_CAPTURE || bpf_probe_read_user(rec->data, n, (void *)ptr))
+	if (!ptr || n > LS_IO_MAX_CAPTURE)
+		n = 0;
+	/* the record is padded to 8 bytes after the payload: zeros there, not
+	 * the last payload this CPU's scratch held */
+	*(__u64 *)&rec->data[n & (LS_IO_MAX_CAPTURE * 2 - 8)] = 0;
+	if (n && bpf_probe_read_user(rec->data, n, (void *)ptr))
 		n = 0;
 	rec->e.cap_len = n;
 	size = (sizeof(rec->e) + n + 7) & ~7ull;

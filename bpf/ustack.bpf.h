@@ -51,6 +51,16 @@ static __always_inline void ustack_emit(const struct ls_hdr *like, __u32 kind)
 			break;
 		len = (__u32)(at + chunk);
 	}
+	/* the record is padded to 8 bytes after the copy: zeros there, not the
+	 * last stack this CPU's scratch held */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the mask below keeps the low-addressed bytes only on little-endian"
+#endif
+	if (len & 7) {
+		__u64 *last = (void *)&e->data[len & (LS_USTACK_MAX - 8)];
+
+		*last &= (1ull << 8 * (len & 7)) - 1; /* little-endian: keeps the copied bytes */
+	}
 	e->h = *like;
 	e->h.type = LS_EV_USTACK_RAW;
 	e->kind = kind;

@@ -5,7 +5,7 @@ record, by this file's own reading of the layout in user/core/columns.h (a
 secret spread over byte columns would not be found by a grep). For tests
 that grep what a capture holds, below any latsplit output.
 
-usage: rawcap.py CAPTURE > RAW
+usage: rawcap.py CAPTURE > RAW   (or import it: frames())
 """
 import struct
 import sys
@@ -41,17 +41,23 @@ def uncolumn(b, nrec):
         out += rec
     return bytes(out)
 
-data = open(sys.argv[1], "rb").read()
-hdr_size = struct.unpack_from("<I", data, 16)[0]
-out = sys.stdout.buffer
-out.write(data[:hdr_size])
-at = hdr_size
-while at + FRAME.size <= len(data):
-    magic, _type, flags, comp_len, _raw_len, nrec, *_ = FRAME.unpack_from(data, at)
-    if magic != MAGIC:
-        at += 1
-        continue
-    at += FRAME.size
-    raw = zlib.decompress(data[at:at + comp_len])
-    out.write(uncolumn(raw, nrec) if flags & COLUMNS else raw)
-    at += comp_len
+def frames(data):
+    """Each frame's records, decompressed and laid out record by record."""
+    at = struct.unpack_from("<I", data, 16)[0]
+    while at + FRAME.size <= len(data):
+        magic, _type, flags, comp_len, _raw_len, nrec, *_ = FRAME.unpack_from(data, at)
+        if magic != MAGIC:
+            at += 1
+            continue
+        at += FRAME.size
+        raw = zlib.decompress(data[at:at + comp_len])
+        yield uncolumn(raw, nrec) if flags & COLUMNS else raw
+        at += comp_len
+
+
+if __name__ == "__main__":
+    data = open(sys.argv[1], "rb").read()
+    out = sys.stdout.buffer
+    out.write(data[:struct.unpack_from("<I", data, 16)[0]])
+    for records in frames(data):
+        out.write(records)

@@ -44,3 +44,21 @@ curl -s -o /dev/null -d '{"prompt": "PLANTEDPROMPT0007 kept", "max_tokens": 2}' 
 stop_recording 0.5
 python3 "$ROOT/tests/integration/rawcap.py" "$T/bodies.data" >"$T/raw2"
 check "secrets.capture_bodies: with --capture-bodies the prompt is kept" grep -aq 'PLANTEDPROMPT0007 kept' "$T/raw2"
+
+# No record carries bytes it did not write: string fields past their NUL and
+# variable-size records' padding hold zeros, not what the ring buffer or a
+# per-CPU scratch held before (an earlier record's payload, unredacted). A
+# 1 MiB ring wraps within the first second here, so reused memory is met;
+# DWARF stacks exercise the stack copies' padding.
+rm -f "$T/ready"
+"$LS" record -o "$T/stale.data" --ringbuf 1 -F 99 --call-graph dwarf -- "$ENGINE" --port $PORT \
+  --bind 127.0.0.1 --tokens 4 --ready-file "$T/ready" 2>"$T/stale.log" &
+RPID=$!
+wait_for_file "$T/ready" 10
+"$LOADGEN" --port $PORT -c 4 -d 2 --stream --max-tokens 4 >/dev/null 2>&1
+stop_recording 0.5
+res=$(cd "$ROOT/tests/integration" && python3 stale_bytes.py <("$ROOT/build/event-fields") "$T/stale.data")
+info "$res"
+read -r _ nrec _ nchecked _ nstale <<<"$(head -1 <<<"$res")"
+check "secrets.stale_bytes: records holding bytes no field wrote: ${nstale:-?} of ${nchecked:-?} checked (${nrec:-?} records)" \
+  [ "${nstale:-1}" -eq 0 -a "${nchecked:-0}" -ge 10000 ]
