@@ -14,8 +14,33 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=build
+# every figure that has an issue-15 goal is also kept here, and all are
+# printed side by side at the end: WHAT|GOAL|MEASURED|MET (yes, no, -)
+GOALS=$(mktemp); export GOALS
+goal() { printf '%s|%s|%s|%s\n' "$@" >>"$GOALS"; }
+met() { awk "BEGIN {print ($1) ? \"yes\" : \"no\"}"; } # an awk condition
+print_goals() {
+  echo
+  echo "== issue 15: each figure beside its goal (this run)"
+  python3 - <<'PY'
+import os
+rows = [l.rstrip("\n").split("|") for l in open(os.environ["GOALS"]) if l.count("|") == 3]
+w = max([len(r[0]) for r in rows] + [10])
+print(f"{'figure':{w}s}  {'goal':>22s}  {'measured':>22s}  met")
+for what, goal, val, met in rows:
+    print(f"{what:{w}s}  {goal:>22s}  {val:>22s}  {met}")
+PY
+  rm -f "$GOALS"
+}
 echo "== capture throughput (goal, issue 15: >= 3 M events/s written on one core, <= 8 bytes/event)"
-$B/bench-capture 2000000
+$B/bench-capture 2000000 | tee $GOALS.cap
+# the default writer (zlib 1, columns) against version-1 frames (zlib 1 plain)
+read -r cw cb cr <<<"$(awk '$1 == 1 && $2 == "columns" {print $3, $5, $7}' $GOALS.cap)"
+pr=$(awk '$1 == 1 && $2 == "plain" {print $7}' $GOALS.cap)
+rm -f $GOALS.cap
+goal "capture write, synthetic (ev/s, one core)" ">= 3000000" "$cw" "$(met "$cw >= 3e6")"
+goal "capture size, synthetic (B/event)" "<= 8" "$cb" "$(met "$cb <= 8")"
+goal "capture read, synthetic (ev/s)" ">= $pr (v1 frames)" "$cr" "$(met "$cr >= $pr")"
 
 echo
 echo "== correlator + attribution (latsplit report) on synthetic captures (goals: >= 5 M events/s; peak RSS < 64 MiB at 1 M requests)"
@@ -40,6 +65,10 @@ for n in (10000, 100000, 1000000):
         print(f"{n:7d} requests ({recs} events, {os.path.getsize(path)/1e6:.1f} MB), {what:14s}: "
               f"{dt:6.2f} s, {recs/dt/1e6:.2f} M events/s, {n/dt:7.0f} requests/s, "
               f"peak RSS {rss/1024:.0f} MiB")
+        if n == 1000000:
+            with open(os.environ["GOALS"], "a") as g:
+                g.write(f"{what}, 1 M requests (ev/s)|>= 5000000|{recs/dt:.0f}|{'yes' if recs/dt >= 5e6 else 'no'}\n")
+                g.write(f"{what}, 1 M requests (peak RSS MiB)|< 64|{rss/1024:.0f}|{'yes' if rss/1024 < 64 else 'no'}\n")
     os.unlink(path)
 PY
 
@@ -66,7 +95,7 @@ rm -rf $T0
 
 echo
 echo "== record overhead on loopback (mock-engine + loadgen: 8 connections, keep-alive, 4-token streams)"
-if [[ $(id -u) -ne 0 ]]; then echo "skipped: needs root"; exit 0; fi
+if [[ $(id -u) -ne 0 ]]; then echo "skipped: needs root"; print_goals; exit 0; fi
 T=$(mktemp -d); PORT=18555
 $B/mock-engine --port $PORT --bind 127.0.0.1 --tokens 4 --ready-file $T/ready & EPID=$!
 old_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
@@ -86,7 +115,7 @@ recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log and
   kill -INT $rp; wait $rp
 }
 events_written() { sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log; }
-declare -a base noeng nosock nostacks offcpu full agent
+declare -a base noeng nosock nostacks offcpu full agent bpes
 for round in 1 2 3; do
   base+=("$(run_load)")
   noeng+=("$(recorded --no-sock -F 0 --no-offcpu --no-engine)")
@@ -98,20 +127,27 @@ for round in 1 2 3; do
   agent+=("$(cat $T/rec.cpu) $ev")
   dur=$(sed -n 's/^latsplit record: \([0-9.]*\) s,.*/\1/p' $T/rec.log)
   bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/rec.log)
+  bpes+=("$bpe")
   sio=$(grep -o 'sock_io=[0-9]*' $T/rec.log | cut -d= -f2)
   printf "round %d: untraced %8.1f req/s | sched+tcp, no engine probes %8.1f | +engine probes %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f  (full: %s events in %s s, sock_io %s, %s B/event)\n" \
     $round "${base[-1]}" "${noeng[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe"
 done
 python3 - "${base[@]}" "${noeng[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" <<'PY'
-import sys, statistics as s
+import os, sys, statistics as s
 v = list(map(float, sys.argv[1:])); b, ne, n, ns, oc, f = (v[i:i + 3] for i in range(0, 18, 3))
 m = s.median(b)
 print("goal (issue 15): the full default recording >= 0.90 of untraced")
+with open(os.environ["GOALS"], "a") as g:
+    r = s.median(f) / m
+    g.write(f"overhead: full recording / untraced (req/s)|>= 0.90|{r:.3f}|{'yes' if r >= 0.9 else 'no'}\n")
 print(f"median req/s (ratio to untraced): untraced {m:.1f}; sched+tcp without engine probes "
       f"{s.median(ne):.1f} ({s.median(ne)/m:.3f}); + engine USDT probes {s.median(n):.1f} ({s.median(n)/m:.3f}); "
       f"+socket I/O {s.median(ns):.1f} ({s.median(ns)/m:.3f}); +off-CPU stacks {s.median(oc):.1f} "
       f"({s.median(oc)/m:.3f}); +49 Hz sampling {s.median(f):.1f} ({s.median(f)/m:.3f})")
 PY
+
+bpe=$(printf '%s\n' "${bpes[@]}" | sort -n | sed -n 2p)
+goal "capture size, full recording of this bench (B/event)" "<= 8" "$bpe" "$(met "$bpe <= 8")"
 
 echo
 echo "== record start-up (exec to tracing) and tear-down (SIGINT to exit); goals: <= 1 s, <= 0.5 s"
@@ -123,8 +159,12 @@ for round in 1 2 3; do
   t1=$(date +%s.%N)
   sleep 0.5
   t2=$(date +%s.%N); kill -INT $sp; wait $sp; t3=$(date +%s.%N)
-  python3 -c "import sys; a,b,c,d=map(float,sys.argv[1:]); print(f'round $round: start-up {b-a:.2f} s, tear-down {d-c:.2f} s')" $t0 $t1 $t2 $t3
+  python3 -c "import sys; a,b,c,d=map(float,sys.argv[1:]); print(f'round $round: start-up {b-a:.2f} s, tear-down {d-c:.2f} s')" $t0 $t1 $t2 $t3 | tee -a $T/su.rounds
 done
+su=$(awk '{print $4}' $T/su.rounds | sort -n | sed -n 2p) # medians of 3
+td=$(awk '{print $7}' $T/su.rounds | sort -n | sed -n 2p)
+goal "record start-up, exec to tracing (s, median)" "<= 1" "$su" "$(met "$su <= 1")"
+goal "record tear-down, SIGINT to exit (s, median)" "<= 0.5" "$td" "$(met "$td <= 0.5")"
 
 echo
 echo "== where the BPF time goes (full recording, 3 s; kernel.bpf_stats_enabled=1)"
@@ -135,7 +175,7 @@ sysctl -qw kernel.bpf_stats_enabled=$old_stats
 # own (user + system, /proc/PID/stat) over each full recording's 3 s of load,
 # per 10 k events/s as a share of one core
 python3 - $T/progs.json "$(events_written)" "$(getconf CLK_TCK)" ${agent[@]} <<'PY'
-import json, sys, statistics as s
+import json, os, sys, statistics as s
 progs = [p for p in json.load(open(sys.argv[1])) if p.get("run_cnt")]
 ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "net_", "enter_", "exit_",
                                                           "request_", "first_token", "gpu_"))]
@@ -156,6 +196,8 @@ print(f"agent CPU per 10 k events/s: latsplit process {user * 1e4 * 100:.2f}% of
       f"(median of {len(runs)} full recordings: " + ", ".join(f"{c:.2f} s for {e} events" for c, e in runs) +
       f"); BPF programs {bpf_per_ev * 1e4 * 100:.2f}%; together {(user + bpf_per_ev) * 1e4 * 100:.2f}% "
       "(kernel tracepoint/uprobe entry costs not included)")
+with open(os.environ["GOALS"], "a") as g:
+    g.write(f"agent CPU per 10 k events/s (% of a core)|printed, no target|{(user + bpf_per_ev) * 1e4 * 100:.2f}|-\n")
 PY
 
 echo
@@ -188,7 +230,7 @@ if /usr/bin/python3 -c 'import fastapi, uvicorn, zmq, numpy' 2>/dev/null; then
   done
   kill $VPID; wait $VPID 2>/dev/null
   python3 - "${vl[@]}" <<'PY'
-import sys, statistics as s
+import os, sys, statistics as s
 rows = [a.split() for a in sys.argv[1:]]
 print("goal (issue 15): <= 1% added p50 and p99 client latency at 50% and 90% of saturation")
 for frac in ("0.5", "0.9"):
@@ -200,6 +242,10 @@ for frac in ("0.5", "0.9"):
     print(f"  {float(frac):.0%} of saturation ({s.median(x[0] for x in r):.1f} vs {s.median(x[3] for x in r):.1f} req/s served): "
           f"p50 {up50:.2f} -> {rp50:.2f} ms ({100 * (rp50 / up50 - 1):+.1f}%), "
           f"p99 {up99:.2f} -> {rp99:.2f} ms ({100 * (rp99 / up99 - 1):+.1f}%)  (untraced -> recorded, medians of {len(r)})")
+    with open(os.environ["GOALS"], "a") as g:
+        for q, u, t in (("p50", up50, rp50), ("p99", up99, rp99)):
+            add = 100 * (t / u - 1)
+            g.write(f"vLLM-shaped {q} added at {float(frac):.0%} of saturation (%)|<= 1|{add:+.1f}|{'yes' if add <= 1 else 'no'}\n")
 PY
 else
   echo "skipped: python3-fastapi, -uvicorn, -zmq, -numpy missing (tools/install-deps.sh)"
@@ -255,3 +301,4 @@ for ((s = 60; s <= SOAK; s += 60)); do
 done
 wait $LP; kill -INT $SP; wait $SP
 grep 'flight recorder\|live:' $T/soak.log | sed 's/^/  /'
+print_goals
