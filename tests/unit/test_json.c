@@ -61,8 +61,7 @@ static void test_fields(void **state)
 
 	(void)state;
 	mem_open(&m);
-	j.out = m.f;
-	j.n = 0;
+	ls_jb_init(&j, m.f);
 	ls_jb_raw(&j, "{", 1);
 	ls_jb_kv_u64(&j, "zero", 0, true);
 	ls_jb_kv_u64(&j, "big", LS_NULL - 1, true);
@@ -93,8 +92,7 @@ static void test_long_line(void **state)
 		big[i] = i % 97 == 0 ? '"' : (char)('a' + i % 26);
 	big[BIG] = '\0';
 	mem_open(&m);
-	j.out = m.f;
-	j.n = 0;
+	ls_jb_init(&j, m.f);
 	for (int k = 0; k < 1000; k++) {
 		ls_jb_u64(&j, (uint64_t)k);
 		ls_jb_raw(&j, ",", 1);

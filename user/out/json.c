@@ -28,18 +28,18 @@ void ls_jb_raw_slow(struct ls_jbuf *j, const char *s, size_t n)
 void ls_jb_string(struct ls_jbuf *j, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char *c = (const unsigned char *)s;
 
 	ls_jb_raw(j, "\"", 1);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+	for (;;) {
 		const unsigned char *run = c;
 
 		while (*c >= 0x20 && *c != '"' && *c != '\\')
 			c++;
 		ls_jb_raw(j, (const char *)run, (size_t)(c - run));
-		switch (*c) {
-		case '\0':
-			c--; /* the loop's c++ then stops on it */
+		if (!*c)
 			break;
+		switch (*c) {
 		case '"':
 			ls_jb_raw(j, "\\\"", 2);
 			break;
@@ -60,6 +60,7 @@ void ls_jb_string(struct ls_jbuf *j, const char *s)
 			ls_jb_raw(j, u, sizeof(u));
 		}
 		}
+		c++;
 	}
 	ls_jb_raw(j, "\"", 1);
 }
@@ -96,7 +97,9 @@ void ls_jb_kv_u64(struct ls_jbuf *j, const char *key, uint64_t v, bool comma)
 
 void ls_json_string(FILE *out, const char *s)
 {
-	struct ls_jbuf j = {.out = out};
+	struct ls_jbuf j;
+
+	ls_jb_init(&j, out);
 
 	ls_jb_string(&j, s);
 	ls_jb_flush(&j);
@@ -104,7 +107,9 @@ void ls_json_string(FILE *out, const char *s)
 
 void ls_json_kv_str(FILE *out, const char *key, const char *v, bool comma)
 {
-	struct ls_jbuf j = {.out = out};
+	struct ls_jbuf j;
+
+	ls_jb_init(&j, out);
 
 	ls_jb_kv_str(&j, key, v, comma);
 	ls_jb_flush(&j);
@@ -112,7 +117,9 @@ void ls_json_kv_str(FILE *out, const char *key, const char *v, bool comma)
 
 void ls_json_kv_u64(FILE *out, const char *key, uint64_t v, bool comma)
 {
-	struct ls_jbuf j = {.out = out};
+	struct ls_jbuf j;
+
+	ls_jb_init(&j, out);
 
 	ls_jb_kv_u64(&j, key, v, comma);
 	ls_jb_flush(&j);

@@ -22,6 +22,13 @@ struct ls_jbuf {
 	char b[4096];
 };
 
+/* An empty buffer in front of out (the 4 KB are not cleared). */
+static inline void ls_jb_init(struct ls_jbuf *j, FILE *out)
+{
+	j->out = out;
+	j->n = 0;
+}
+
 /* Writes what is buffered to out. */
 void ls_jb_flush(struct ls_jbuf *j);
 /* ls_jb_raw when the buffer is full */
@@ -57,6 +64,7 @@ static inline void ls_jb_u64(struct ls_jbuf *j, uint64_t v)
 	} while (v);
 	ls_jb_raw(j, d + i, sizeof(d) - i);
 }
+
 /* "s", escaped. */
 void ls_jb_string(struct ls_jbuf *j, const char *s);
 /* "key":"value" (null when v is NULL or empty), then a comma if asked. */

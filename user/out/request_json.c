@@ -41,8 +41,7 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 	struct ls_jbuf jb;
 	struct ls_jbuf *b = &jb;
 
-	jb.out = out;
-	jb.n = 0;
+	ls_jb_init(b, out);
 	ls_jb_str(b, "{\"id\":");
 	ls_jb_u64(b, r->id);
 	ls_jb_str(b, ",\"conn\":\"");
