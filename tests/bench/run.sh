@@ -17,6 +17,7 @@ B=build
 # every figure that has an issue-15 goal is also kept here, and all are
 # printed side by side at the end: WHAT|GOAL|MEASURED|MET (yes, no, -)
 GOALS=$(mktemp); export GOALS
+trap 'rm -f "$GOALS"' EXIT
 goal() { printf '%s|%s|%s|%s\n' "$@" >>"$GOALS"; }
 met() { awk "BEGIN {print ($1) ? \"yes\" : \"no\"}"; } # an awk condition
 print_goals() {
@@ -99,7 +100,7 @@ if [[ $(id -u) -ne 0 ]]; then echo "skipped: needs root"; print_goals; exit 0; f
 T=$(mktemp -d); PORT=18555
 $B/mock-engine --port $PORT --bind 127.0.0.1 --tokens 4 --ready-file $T/ready & EPID=$!
 old_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
-trap 'kill $EPID 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled=$old_stats 2>/dev/null; rm -rf $T' EXIT
+trap 'kill $EPID 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled=$old_stats 2>/dev/null; rm -rf $T "$GOALS"' EXIT
 for i in $(seq 50); do [[ -e $T/ready ]] && break; sleep 0.1; done
 run_load() { $B/loadgen --port $PORT -c 8 -d 3 --stream --max-tokens 4 2>&1 | sed -n 's/.*(\([0-9.]*\) req\/s).*/\1/p'; }
 ticks() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null || echo 0; } # user + system CPU

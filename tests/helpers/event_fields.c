@@ -29,6 +29,7 @@ int main(void)
 	STR(LS_EV_PROC_EXIT, ls_ev_proc_exit, comm);
 	STR(LS_EV_SAMPLE, ls_ev_sample, comm);
 	STR(LS_EV_ENGINE, ls_ev_engine, x_request_id);
+	STR(LS_EV_GPU, ls_ev_gpu, name);
 	TAIL(LS_EV_SOCK_IO, ls_ev_sock_io, cap_len, sizeof(struct ls_ev_sock_io));
 	TAIL(LS_EV_USTACK_RAW, ls_ev_ustack_raw, len, offsetof(struct ls_ev_ustack_raw, data));
 	return 0;
