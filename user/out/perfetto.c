@@ -133,7 +133,7 @@ struct ev {
 	uint64_t seq;
 	uint64_t track;
 	int type;
-	const char *name; /* interned by pointer into names */
+	uint32_t iid; /* the interned name's id (index in names + 1); 0: none */
 	double value;
 	uint64_t flow;
 	bool flow_end;
@@ -148,6 +148,7 @@ struct ls_pf {
 	size_t nev, capev, seq;
 	char **names; /* interned event names; iid = index + 1 */
 	size_t nnames, capnames;
+	struct ls_idmap name_ids; /* hash of a name -> its iid (checked by strcmp) */
 	uint64_t boottime, monotonic;
 };
 
@@ -202,16 +203,38 @@ void ls_pf_track(struct ls_pf *pf, uint64_t uuid, uint64_t parent, enum ls_pf_tr
 	end(p);
 }
 
-static const char *intern(struct ls_pf *pf, const char *name)
+/* FNV-1a, never 0 (the map's empty key) */
+static uint64_t name_hash(const char *s)
 {
-	for (size_t i = pf->nnames; i-- > 0;)
-		if (!strcmp(pf->names[i], name))
-			return pf->names[i];
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+/* The iid of name, interned when new: by hash, so a trace with thousands of
+ * distinct kernel names is not a scan per event (a hash shared by two names
+ * falls back to the scan). */
+static uint32_t intern(struct ls_pf *pf, const char *name)
+{
+	uint64_t h = name_hash(name);
+	uintptr_t iid = (uintptr_t)ls_idmap_get(&pf->name_ids, h);
+
+	if (iid && !strcmp(pf->names[iid - 1], name))
+		return (uint32_t)iid;
+	if (iid) /* another name with this hash */
+		for (size_t i = 0; i < pf->nnames; i++)
+			if (!strcmp(pf->names[i], name))
+				return (uint32_t)(i + 1);
 	GROW(pf->names, pf->nnames, pf->capnames);
 	pf->names[pf->nnames] = strdup(name);
 	if (!pf->names[pf->nnames])
 		abort();
-	return pf->names[pf->nnames++];
+	pf->nnames++;
+	if (!iid && ls_idmap_put(&pf->name_ids, h, (void *)(uintptr_t)pf->nnames))
+		abort();
+	return (uint32_t)pf->nnames;
 }
 
 static struct ev *add(struct ls_pf *pf, uint64_t ts, int type, uint64_t track, int order)
@@ -255,7 +278,7 @@ void ls_pf_slice(struct ls_pf *pf, uint64_t track, uint64_t b, uint64_t e, const
 	if (e < b)
 		e = b;
 	x = add(pf, b, T_BEGIN, track, 2000 + depth);
-	x->name = intern(pf, name);
+	x->iid = intern(pf, name);
 	x->args = copy_args(args, nargs);
 	x->nargs = nargs;
 	x->flow = flow;
@@ -268,7 +291,7 @@ void ls_pf_instant(struct ls_pf *pf, uint64_t track, uint64_t ts, const char *na
 {
 	struct ev *x = add(pf, ts, T_INSTANT, track, 1500);
 
-	x->name = intern(pf, name);
+	x->iid = intern(pf, name);
 	x->args = copy_args(args, nargs);
 	x->nargs = nargs;
 	x->flow = flow;
@@ -288,14 +311,6 @@ static int ev_cmp(const void *a, const void *b)
 	if (x->order != y->order)
 		return x->order < y->order ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static size_t name_iid(const struct ls_pf *pf, const char *name)
-{
-	for (size_t i = 0; i < pf->nnames; i++)
-		if (pf->names[i] == name)
-			return i + 1;
-	return 0;
 }
 
 int ls_pf_write(struct ls_pf *pf, FILE *out, size_t *nevents)
@@ -324,7 +339,7 @@ int ls_pf_write(struct ls_pf *pf, FILE *out, size_t *nevents)
 	qsort(pf->ev, pf->nev, sizeof(*pf->ev), ev_cmp);
 	for (size_t i = 0; i < pf->nev; i++) {
 		const struct ev *e = &pf->ev[i];
-		size_t iid = e->name ? name_iid(pf, e->name) : 0;
+		size_t iid = e->iid;
 		begin(&p, 1);
 		f_var(&p, TP_TIMESTAMP, e->ts);
 		f_var(&p, TP_CLOCK_ID, CLOCK_MONOTONIC);
@@ -334,7 +349,7 @@ int ls_pf_write(struct ls_pf *pf, FILE *out, size_t *nevents)
 			begin(&p, TP_INTERNED);
 			begin(&p, 2); /* event_names */
 			f_var(&p, 1, iid);
-			f_str(&p, 2, e->name);
+			f_str(&p, 2, pf->names[iid - 1]);
 			end(&p);
 			end(&p);
 			sent[iid] = true;
@@ -393,6 +408,7 @@ void ls_pf_free(struct ls_pf *pf)
 	for (size_t i = 0; i < pf->nnames; i++)
 		free(pf->names[i]);
 	free(pf->names);
+	ls_idmap_free(&pf->name_ids);
 	ls_idmap_free(&pf->tracks);
 	free(pf->desc.b);
 	free(pf);
