@@ -127,18 +127,22 @@ static void end(struct pb *p)
 		p->b[at + i] = ((len >> (7 * i)) & 0x7f) | (i < 3 ? 0x80 : 0);
 }
 
+/* Every event of the trace is held until it is written (they are sorted
+ * first), so this is kept small: 48 bytes, not 88. */
 struct ev {
 	uint64_t ts;
-	int order; /* at one instant: ends (deepest first), instants, begins (outermost first) */
-	uint64_t seq;
 	uint64_t track;
-	int type;
-	uint32_t iid; /* the interned name's id (index in names + 1); 0: none */
-	double value;
-	uint64_t flow;
-	bool flow_end;
+	union {
+		double value;  /* T_COUNTER */
+		uint64_t flow; /* the others: a flow id, 0 for none */
+	};
 	struct ls_pf_arg *args;
-	int nargs;
+	uint32_t seq; /* insertion order, for a stable sort (4 G events would need 192 GB) */
+	uint32_t iid; /* the interned name's id (index in names + 1); 0: none */
+	int16_t order; /* at one instant: ends (deepest first), instants, begins (outermost first) */
+	uint8_t type;
+	uint8_t nargs;
+	bool flow_end;
 };
 
 struct ls_pf {
@@ -248,7 +252,7 @@ static struct ev *add(struct ls_pf *pf, uint64_t ts, int type, uint64_t track, i
 	e->type = type;
 	e->track = track;
 	e->order = order;
-	e->seq = pf->seq++;
+	e->seq = (uint32_t)pf->seq++;
 	return e;
 }
 
@@ -279,8 +283,9 @@ void ls_pf_slice(struct ls_pf *pf, uint64_t track, uint64_t b, uint64_t e, const
 		e = b;
 	x = add(pf, b, T_BEGIN, track, 2000 + depth);
 	x->iid = intern(pf, name);
+	nargs = nargs < UINT8_MAX ? nargs : UINT8_MAX;
 	x->args = copy_args(args, nargs);
-	x->nargs = nargs;
+	x->nargs = (uint8_t)nargs;
 	x->flow = flow;
 	x->flow_end = flow_terminates;
 	add(pf, e, T_END, track, 1000 - depth);
@@ -292,8 +297,9 @@ void ls_pf_instant(struct ls_pf *pf, uint64_t track, uint64_t ts, const char *na
 	struct ev *x = add(pf, ts, T_INSTANT, track, 1500);
 
 	x->iid = intern(pf, name);
+	nargs = nargs < UINT8_MAX ? nargs : UINT8_MAX;
 	x->args = copy_args(args, nargs);
-	x->nargs = nargs;
+	x->nargs = (uint8_t)nargs;
 	x->flow = flow;
 }
 
@@ -370,7 +376,7 @@ int ls_pf_write(struct ls_pf *pf, FILE *out, size_t *nevents)
 				f_var(&p, 3, e->args[k].num);
 			end(&p);
 		}
-		if (e->flow)
+		if (e->type != T_COUNTER && e->flow)
 			f_fixed64(&p, e->flow_end ? TE_FLOW_END : TE_FLOW, e->flow);
 		end(&p);
 		end(&p);
