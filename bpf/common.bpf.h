@@ -265,7 +265,6 @@ static __always_inline void emit_adopt(const struct sock *sk, const struct conn_
 	e->rcv_nxt = BPF_CORE_READ(tp, rcv_nxt);
 	e->fd = fd;
 	e->rtt_min_us = BPF_CORE_READ(tp, rtt_min.s[0].v);
-	e->pad = 0;
 	submit(e);
 }
 

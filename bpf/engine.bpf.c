@@ -27,7 +27,6 @@ static __always_inline int engine_event(__u64 req_id, __u32 kind, __u32 arg, con
 	e->req_id = req_id;
 	e->kind = kind;
 	e->arg = arg;
-	e->x_request_id[0] = '\0';
 	if (xrid)
 		bpf_probe_read_user_str(e->x_request_id, sizeof(e->x_request_id), xrid);
 	submit(e);

@@ -296,7 +296,6 @@ static __always_inline int handle_xmit(const struct sk_buff *skb)
 	e->packets_out = BPF_CORE_READ(tp, packets_out);
 	e->mss_cache = BPF_CORE_READ(tp, mss_cache);
 	e->nodelay = BPF_CORE_READ_BITFIELD_PROBED(tp, nonagle) & 1; /* TCP_NAGLE_OFF */
-	e->pad = 0;
 	submit(e);
 	return 0;
 }

@@ -145,7 +145,6 @@ static __always_inline int handle_exec(struct task_struct *p, __u32 old_tid,
 		return 0;
 	fill_hdr(&e->h, LS_EV_PROC_EXEC, sizeof(*e));
 	e->old_tid = old_tid;
-	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
 	filename = BPF_CORE_READ(bprm, filename);
 	bpf_probe_read_kernel_str(&e->filename, sizeof(e->filename), filename);

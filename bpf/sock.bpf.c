@@ -217,7 +217,6 @@ static __always_inline void emit_accept(__u32 fd)
 	e->skaddr = (__u64)sk;
 	tuple_of(&e->t, sk, conn);
 	e->fd = fd;
-	e->pad = 0;
 	submit(e);
 }
 
@@ -278,7 +277,6 @@ int enter_close(struct trace_event_raw_sys_enter *ctx)
 	e->conn_id = conn->conn_id;
 	e->skaddr = (__u64)sk;
 	e->fd = fd;
-	e->pad = 0;
 	submit(e);
 	return 0;
 }

@@ -65,17 +65,9 @@ void ls_jb_string(struct ls_jbuf *j, const char *s)
 	ls_jb_raw(j, "\"", 1);
 }
 
-/* "key": */
-static void key_colon(struct ls_jbuf *j, const char *key)
-{
-	ls_jb_raw(j, "\"", 1);
-	ls_jb_str(j, key);
-	ls_jb_raw(j, "\":", 2);
-}
-
 void ls_jb_kv_str(struct ls_jbuf *j, const char *key, const char *v, bool comma)
 {
-	key_colon(j, key);
+	ls_jb_key(j, key);
 	if (v && v[0])
 		ls_jb_string(j, v);
 	else
@@ -86,7 +78,7 @@ void ls_jb_kv_str(struct ls_jbuf *j, const char *key, const char *v, bool comma)
 
 void ls_jb_kv_u64(struct ls_jbuf *j, const char *key, uint64_t v, bool comma)
 {
-	key_colon(j, key);
+	ls_jb_key(j, key);
 	if (v == LS_NULL)
 		ls_jb_raw(j, "null", 4);
 	else

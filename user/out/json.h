@@ -52,6 +52,14 @@ static inline void ls_jb_str(struct ls_jbuf *j, const char *s)
 	ls_jb_raw(j, s, __builtin_strlen(s));
 }
 
+/* "key": (a name that needs no escaping) */
+static inline void ls_jb_key(struct ls_jbuf *j, const char *key)
+{
+	ls_jb_raw(j, "\"", 1);
+	ls_jb_str(j, key);
+	ls_jb_raw(j, "\":", 2);
+}
+
 /* v in decimal. */
 static inline void ls_jb_u64(struct ls_jbuf *j, uint64_t v)
 {

@@ -16,9 +16,7 @@ static uint64_t mark(uint64_t t)
 /* "key":v, for the counters that are never null, then a comma if asked */
 static void kv_num(struct ls_jbuf *j, const char *key, uint64_t v, bool comma)
 {
-	ls_jb_raw(j, "\"", 1);
-	ls_jb_str(j, key);
-	ls_jb_raw(j, "\":", 2);
+	ls_jb_key(j, key);
 	ls_jb_u64(j, v);
 	if (comma)
 		ls_jb_raw(j, ",", 1);
@@ -27,9 +25,8 @@ static void kv_num(struct ls_jbuf *j, const char *key, uint64_t v, bool comma)
 /* "key":"name", */
 static void kv_name(struct ls_jbuf *j, const char *key, const char *name)
 {
+	ls_jb_key(j, key);
 	ls_jb_raw(j, "\"", 1);
-	ls_jb_str(j, key);
-	ls_jb_raw(j, "\":\"", 3);
 	ls_jb_str(j, name);
 	ls_jb_raw(j, "\",", 2);
 }
