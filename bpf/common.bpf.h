@@ -105,6 +105,8 @@ struct io_inflight {
 	__u32 fd;
 	__u16 call;
 	__u16 dir;
+	__u32 nvec; /* readv/writev: iovec count */
+	__u32 pad;
 };
 
 struct {

@@ -8,7 +8,8 @@
  * tracked-tgid lookup and that walk, and emits nothing. A connected TCP
  * socket not known yet (the server was serving before the capture) is
  * adopted: it gets a conn_id and a conn_adopt record with its anchors. At exit the byte
- * count and a prefix of the payload (capture_bytes) go to the ring buffer.
+ * count and the payload (every iovec, capture_bytes in all) go to the ring
+ * buffer.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -25,10 +26,18 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 capture_bytes = 1024; /* <= LS_IO_MAX_CAPTURE */
 
-/* Scratch for one variable-size record: too big for the BPF stack. */
+/* Scratch for one variable-size record: too big for the BPF stack. The
+ * payload area is doubled so a masked offset plus a masked length stays in
+ * bounds, and has room for the piece table after it. */
 struct io_record {
 	struct ls_ev_sock_io e;
-	__u8 data[2 * LS_IO_MAX_CAPTURE]; /* doubled so a masked length stays in bounds */
+	__u8 data[2 * LS_IO_MAX_CAPTURE + LS_IO_MAX_SEGS * sizeof(struct ls_io_seg)];
+	struct ls_io_seg segs[LS_IO_MAX_SEGS]; /* staged here, copied after the payload */
+	struct {
+		__u64 off;
+		__u32 cap, n;
+		__u8 cut, holes;
+	} st; /* copy_payload's loop state */
 };
 
 struct {
@@ -100,7 +109,8 @@ static __always_inline __u32 io_seq(__u64 skaddr, __u16 dir, long ret)
 	return pos - (__u32)ret;
 }
 
-static __always_inline int io_enter(__u64 fd, __u64 buf, __u16 call, __u16 dir, __u64 flags)
+static __always_inline int io_enter(__u64 fd, __u64 buf, __u16 call, __u16 dir, __u64 flags,
+				    __u32 nvec)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct io_inflight io = {};
@@ -120,34 +130,127 @@ static __always_inline int io_enter(__u64 fd, __u64 buf, __u16 call, __u16 dir, 
 	io.fd = fd;
 	io.call = call;
 	io.dir = dir;
+	io.nvec = nvec;
 	bpf_map_update_elem(&io_inflight, &tid, &io, BPF_ANY);
 	return 0;
 }
 
-/* Where the payload starts: the buffer, or the first iovec's base. */
-static __always_inline __u64 payload_ptr(const struct io_inflight *io, __u64 *len)
+/* The call's buffers: one plain buffer (*plain set), or an iovec array of
+ * *nvec entries; none for sendfile and splice. */
+static __always_inline __u64 io_vector(const struct io_inflight *io, __u32 *nvec, bool *plain)
 {
-	struct iovec iov = {};
 	struct user_msghdr msg = {};
 
+	*plain = false;
+	*nvec = 0;
 	switch (io->call) {
 	case LS_IO_READ:
 	case LS_IO_RECVFROM:
 	case LS_IO_WRITE:
 	case LS_IO_SENDTO:
+		*plain = true;
+		*nvec = 1;
 		return io->buf;
 	case LS_IO_RECVMSG:
 	case LS_IO_SENDMSG:
-		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)io->buf) || !msg.msg_iovlen)
+		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)io->buf))
 			return 0;
-		bpf_probe_read_user(&iov, sizeof(iov), msg.msg_iov);
-		break;
-	default: /* readv, writev */
-		bpf_probe_read_user(&iov, sizeof(iov), (void *)io->buf);
+		*nvec = msg.msg_iovlen;
+		return (__u64)msg.msg_iov;
+	case LS_IO_READV:
+	case LS_IO_WRITEV:
+		*nvec = io->nvec;
+		return io->buf;
 	}
-	if (iov.iov_len < *len)
-		*len = iov.iov_len;
-	return (__u64)iov.iov_base;
+	return 0;
+}
+
+/* Later iovecs keep this many bytes each of the budget (a chunk's size line
+ * and CRLF, a terminating 0-chunk) when an earlier one is longer than the
+ * budget, up to half of it. */
+#define IOV_RESERVE 32
+
+/* Copies the payload of the call's `moved` bytes into rec->data, every
+ * iovec in order, at most capture_bytes in all; returns the bytes copied.
+ * *nseg: pieces in rec->segs when they are not one prefix of the call,
+ * else 0. The loop keeps its state in rec->st, map memory the verifier
+ * treats as unknown on each pass, so that paths through one iovec meet
+ * again at the next instead of multiplying. */
+static __always_inline __u32 copy_payload(struct io_record *rec, const struct io_inflight *io,
+					  __u64 moved, __u16 *nseg)
+{
+	__u32 nvec, budget = capture_bytes;
+	__u64 vec;
+	bool plain;
+
+	*nseg = 0;
+	rec->st.cap = rec->st.n = rec->st.cut = rec->st.holes = 0;
+	rec->st.off = 0;
+	if (budget > LS_IO_MAX_CAPTURE)
+		budget = LS_IO_MAX_CAPTURE;
+	vec = io_vector(io, &nvec, &plain);
+	if (!vec)
+		return 0;
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < LS_IO_MAX_SEGS; i++) {
+		struct iovec iov = {};
+		__u64 len, take, left, reserve, off = rec->st.off;
+		__u32 at, k, cap = rec->st.cap;
+
+		if (i >= nvec || off >= moved || cap >= budget)
+			break;
+		if (plain) {
+			iov.iov_base = (void *)vec;
+			iov.iov_len = moved;
+		} else if (bpf_probe_read_user(&iov, sizeof(iov), (void *)(vec + i * sizeof(iov)))) {
+			break;
+		}
+		len = iov.iov_len < moved - off ? iov.iov_len : moved - off;
+		if (!len)
+			continue;
+		left = budget - cap;
+		k = nvec - i - 1;
+		reserve = (__u64)(k < LS_IO_MAX_SEGS ? k : LS_IO_MAX_SEGS) * IOV_RESERVE;
+		if (reserve > left / 2)
+			reserve = left / 2;
+		take = len < left - reserve ? len : left - reserve;
+		at = cap & (LS_IO_MAX_CAPTURE - 1); /* cap < budget <= MAX: unchanged */
+		take &= 2 * LS_IO_MAX_CAPTURE - 1;
+		if (take > LS_IO_MAX_CAPTURE)
+			break;
+		if (bpf_probe_read_user(&rec->data[at], take, iov.iov_base))
+			break;
+		rec->st.holes |= rec->st.cut;
+		rec->st.cut = take < len;
+		rec->segs[rec->st.n & (LS_IO_MAX_SEGS - 1)] = (struct ls_io_seg){(__u32)off, (__u32)take};
+		rec->st.n++;
+		rec->st.cap = cap + take;
+		rec->st.off = off + len;
+	}
+	__u32 cap = rec->st.cap & (2 * LS_IO_MAX_CAPTURE - 1), n = rec->st.n;
+
+	if (cap > LS_IO_MAX_CAPTURE)
+		return 0;
+	/* the record is padded to 8 bytes after the payload: zeros there, not
+	 * what this CPU's scratch held before */
+	if (cap & 7) {
+		__u64 *tail = (__u64 *)&rec->data[cap & (LS_IO_MAX_CAPTURE * 2 - 8)];
+		*tail &= (1ull << ((cap & 7) * 8)) - 1;
+	}
+	if (!rec->st.holes)
+		return cap;
+	if (n > LS_IO_MAX_SEGS)
+		n = LS_IO_MAX_SEGS;
+	__u32 base = (cap + 7) & ~7u;
+#pragma clang loop unroll(disable)
+	for (__u32 j = 0; j < LS_IO_MAX_SEGS; j++) {
+		if (j >= n)
+			break;
+		__u32 at = (base + j * sizeof(struct ls_io_seg)) & (2 * LS_IO_MAX_CAPTURE - 8);
+		*(struct ls_io_seg *)&rec->data[at] = rec->segs[j];
+	}
+	*nseg = n;
+	return cap;
 }
 
 static __always_inline int io_exit(long ret)
@@ -156,7 +259,8 @@ static __always_inline int io_exit(long ret)
 	__u32 tid = (__u32)id, zero = 0, n;
 	struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
 	struct io_record *rec;
-	__u64 len, ptr, size;
+	__u64 size;
+	__u16 nseg;
 
 	if (!io)
 		return 0;
@@ -175,23 +279,14 @@ static __always_inline int io_exit(long ret)
 	rec->e.bytes = ret;
 	rec->e.dir = io->dir;
 	rec->e.call = io->call;
-	rec->e.pad = 0;
 	rec->e.seq = io_seq(io->sk, io->dir, ret);
 	rec->e.pad2 = 0;
-	len = ret < capture_bytes ? ret : capture_bytes;
-	ptr = payload_ptr(io, &len);
-	n = len & (LS_IO_MAX_CAPTURE * 2 - 1);
-	if (!ptr || n > LS_IO_MAX_CAPTURE)
-		n = 0;
-	/* the record is padded to 8 bytes after the payload: zeros there, not
-	 * the last payload this CPU's scratch held */
-	*(__u64 *)&rec->data[n & (LS_IO_MAX_CAPTURE * 2 - 8)] = 0;
-	if (n && bpf_probe_read_user(rec->data, n, (void *)ptr))
-		n = 0;
+	n = copy_payload(rec, io, ret, &nseg);
 	rec->e.cap_len = n;
-	size = (sizeof(rec->e) + n + 7) & ~7ull;
+	rec->e.nseg = nseg;
+	size = sizeof(rec->e) + ((n + 7) & ~7ull) + (__u64)nseg * sizeof(struct ls_io_seg);
 	rec->e.h.size = size;
-	if (size > sizeof(*rec))
+	if (size > sizeof(rec->e) + sizeof(rec->data))
 		goto out;
 	if (bpf_ringbuf_output(&events, rec, size, wakeup_flags()))
 		count_drop();
@@ -220,26 +315,51 @@ static __always_inline void emit_accept(__u32 fd)
 	submit(e);
 }
 
-#define ENTER(name, call, dir, flagsarg)                                                    \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                                         \
-	int enter_##name(struct trace_event_raw_sys_enter *ctx)                             \
-	{                                                                                   \
-		return io_enter(ctx->args[0], ctx->args[1], call, dir, flagsarg);           \
-	}                                                                                   \
+#define EXIT(name)                                                                          \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                                          \
 	int exit_##name(struct trace_event_raw_sys_exit *ctx)                               \
 	{                                                                                   \
 		return io_exit(ctx->ret);                                                   \
 	}
+#define ENTER(name, call, dir, flagsarg, nvec)                                              \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                         \
+	int enter_##name(struct trace_event_raw_sys_enter *ctx)                             \
+	{                                                                                   \
+		return io_enter(ctx->args[0], ctx->args[1], call, dir, flagsarg, nvec);     \
+	}                                                                                   \
+	EXIT(name)
 
-ENTER(read, LS_IO_READ, LS_IO_IN, 0)
-ENTER(readv, LS_IO_READV, LS_IO_IN, 0)
-ENTER(recvfrom, LS_IO_RECVFROM, LS_IO_IN, ctx->args[3])
-ENTER(recvmsg, LS_IO_RECVMSG, LS_IO_IN, ctx->args[2])
-ENTER(write, LS_IO_WRITE, LS_IO_OUT, 0)
-ENTER(writev, LS_IO_WRITEV, LS_IO_OUT, 0)
-ENTER(sendto, LS_IO_SENDTO, LS_IO_OUT, 0)
-ENTER(sendmsg, LS_IO_SENDMSG, LS_IO_OUT, 0)
+ENTER(read, LS_IO_READ, LS_IO_IN, 0, 0)
+ENTER(readv, LS_IO_READV, LS_IO_IN, 0, ctx->args[2])
+ENTER(recvfrom, LS_IO_RECVFROM, LS_IO_IN, ctx->args[3], 0)
+ENTER(recvmsg, LS_IO_RECVMSG, LS_IO_IN, ctx->args[2], 0)
+ENTER(write, LS_IO_WRITE, LS_IO_OUT, 0, 0)
+ENTER(writev, LS_IO_WRITEV, LS_IO_OUT, 0, ctx->args[2])
+ENTER(sendto, LS_IO_SENDTO, LS_IO_OUT, 0, 0)
+ENTER(sendmsg, LS_IO_SENDMSG, LS_IO_OUT, 0, 0)
+
+/* sendfile(out_fd, in_fd, ...) to a socket: bytes without payload. */
+SEC("tracepoint/syscalls/sys_enter_sendfile64")
+int enter_sendfile64(struct trace_event_raw_sys_enter *ctx)
+{
+	return io_enter(ctx->args[0], 0, LS_IO_SENDFILE, LS_IO_OUT, 0, 0);
+}
+EXIT(sendfile64)
+
+/* splice(fd_in, off_in, fd_out, off_out, len, flags): into a socket is a
+ * write, out of one a read (a proxy splicing through a pipe). */
+SEC("tracepoint/syscalls/sys_enter_splice")
+int enter_splice(struct trace_event_raw_sys_enter *ctx)
+{
+	struct sock *sk = NULL;
+
+	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if ((sk = fd_to_sock(ctx->args[2])) && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP)
+		return io_enter(ctx->args[2], 0, LS_IO_SPLICE, LS_IO_OUT, 0, 0);
+	return io_enter(ctx->args[0], 0, LS_IO_SPLICE, LS_IO_IN, 0, 0);
+}
+EXIT(splice)
 
 SEC("tracepoint/syscalls/sys_exit_accept")
 int exit_accept(struct trace_event_raw_sys_exit *ctx)

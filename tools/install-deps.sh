@@ -13,6 +13,7 @@ PKGS=(
   qemu-system-x86 linux-image-amd64 busybox-static cpio procps
   libmicrohttpd-dev prometheus tmux
   python3-fastapi python3-uvicorn python3-zmq python3-numpy
+  python3-uvloop python3-httptools nginx-light nodejs
   chromium protobuf-compiler
 )
 

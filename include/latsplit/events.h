@@ -209,16 +209,31 @@ struct ls_ev_tcp_destroy {
  * Socket I/O of a tracked process on a tracked TCP connection, from the
  * syscall tracepoints. One record per read/write-family syscall that moved
  * bytes (or read EOF: bytes == 0). h.ts is the syscall exit; ts_enter its
- * entry. Up to cap_len bytes of the payload follow (the prefix the app read
- * or wrote; for vectored I/O the first iovec's). blocked_ns: time the thread
- * slept inside a write (send buffer full / zero window).
+ * entry. cap_len bytes of the payload follow, at most --capture-bytes: the
+ * bytes of every iovec of a vectored call, in order (uvloop, Node and nginx
+ * write a chunk's size line, data and CRLF as separate iovecs). When nseg is
+ * 0 they are the call's first cap_len bytes. Else an iovec was cut short to
+ * keep a share of the budget for the later ones (their framing), and nseg
+ * struct ls_io_seg follow the payload (at its 8-byte-aligned end), saying
+ * where each piece of it lies among the call's bytes. sendfile and splice
+ * carry no payload (cap_len 0): their bytes still count. blocked_ns: time
+ * the thread slept inside a write (send buffer full / zero window).
  */
 enum ls_io_dir { LS_IO_IN = 0, LS_IO_OUT = 1 };
 enum ls_io_call {
 	LS_IO_READ, LS_IO_READV, LS_IO_RECVFROM, LS_IO_RECVMSG,
 	LS_IO_WRITE, LS_IO_WRITEV, LS_IO_SENDTO, LS_IO_SENDMSG,
+	LS_IO_SENDFILE, LS_IO_SPLICE,
 };
 #define LS_IO_MAX_CAPTURE 4096
+/* iovecs of one call whose bytes are copied (IOV_MAX is 1024: the rest of
+ * a longer vector is counted, not copied) */
+#define LS_IO_MAX_SEGS 32
+/* a piece of a sock_io payload: the call's bytes [off, off + len) */
+struct ls_io_seg {
+	__u32 off;
+	__u32 len;
+};
 
 struct ls_ev_sock_io {
 	struct ls_hdr h;
@@ -231,7 +246,7 @@ struct ls_ev_sock_io {
 	__u16 dir;     /* enum ls_io_dir */
 	__u16 call;    /* enum ls_io_call */
 	__u16 cap_len; /* payload bytes that follow */
-	__u16 pad;
+	__u16 nseg;    /* struct ls_io_seg after the payload (0: it is a prefix) */
 	/* TCP sequence number of the first byte moved (copied_seq or write_seq
 	 * at exit, minus bytes; ABI 4): bytes this capture never saw (a read in
 	 * flight when recording began, a dropped record) show as a gap. */

@@ -3,7 +3,9 @@
  * Prints, from include/latsplit/events.h itself, where each record type has
  * bytes that must be zero in a capture unless written: string fields past
  * their NUL ("str TYPE OFFSET LEN") and variable-size records' padding after
- * the payload ("tail TYPE OFFSET_OF_LEN LEN_SIZE DATA_OFFSET"). For
+ * the payload ("tail TYPE OFFSET_OF_LEN LEN_SIZE DATA_OFFSET"), and a table
+ * of entries written after that padding ("segs TYPE OFFSET_OF_COUNT
+ * COUNT_SIZE ENTRY_SIZE"). For
  * tests/integration/stale_bytes.py.
  */
 #include <stddef.h>
@@ -31,6 +33,9 @@ int main(void)
 	STR(LS_EV_ENGINE, ls_ev_engine, x_request_id);
 	STR(LS_EV_GPU, ls_ev_gpu, name);
 	TAIL(LS_EV_SOCK_IO, ls_ev_sock_io, cap_len, sizeof(struct ls_ev_sock_io));
+	/* and after the payload's padding, nseg piece-table entries */
+	printf("segs %d %zu %zu %zu\n", LS_EV_SOCK_IO, offsetof(struct ls_ev_sock_io, nseg),
+	       sizeof(((struct ls_ev_sock_io *)0)->nseg), sizeof(struct ls_io_seg));
 	TAIL(LS_EV_USTACK_RAW, ls_ev_ustack_raw, len, offsetof(struct ls_ev_ustack_raw, data));
 	return 0;
 }

@@ -12,10 +12,11 @@ import sys
 
 from rawcap import frames
 
-strs, tails = {}, {}
+strs, tails, segs = {}, {}, {}
 for line in open(sys.argv[1]):
     kind, typ, *nums = line.split()
-    (strs if kind == "str" else tails).setdefault(int(typ), []).append(tuple(map(int, nums)))
+    {"str": strs, "tail": tails, "segs": segs}[kind].setdefault(int(typ), []).append(
+        tuple(map(int, nums)))
 
 n = checked = stale = 0
 examples = []
@@ -36,8 +37,15 @@ for records in frames(open(sys.argv[2], "rb").read()):
                 bad.append(field)
         for len_off, len_size, data_off in tails.get(typ, []):
             used = int.from_bytes(rec[len_off:len_off + len_size], "little")
-            if any(rec[data_off + used:]):
-                bad.append(rec[data_off + used:])
+            end = len(rec)
+            for n_off, n_size, entry in segs.get(typ, []):  # a table after the padding
+                nseg = int.from_bytes(rec[n_off:n_off + n_size], "little")
+                if nseg:
+                    end = data_off + (used + 7) // 8 * 8
+                    if any(rec[end + nseg * entry:]):
+                        bad.append(rec[end + nseg * entry:])
+            if any(rec[data_off + used:end]):
+                bad.append(rec[data_off + used:end])
         if typ in strs or typ in tails:
             checked += 1
         if bad:

@@ -10,11 +10,13 @@ from this process {"side":"api", x_request_id, http_read (uvicorn's
 data_received of the request's last bytes), api_entry (handler entry),
 sent_to_core}, and from the core {core_recv, scheduled, first_token,
 finished}. Test tooling only: Debian's python3-fastapi, -uvicorn, -zmq,
--numpy.
+-numpy, -uvloop, -httptools. Like vLLM's API server it runs uvicorn on
+uvloop with httptools by default (every streamed response then ends in one
+writev); --loop asyncio --http h11 is the pure-Python variant.
 
   /usr/bin/python3 tools/vllm-shaped/server.py --port 8000 [--truth T.jsonl]
       [--max-running 4] [--step-us 3000] [--tokenize-us-per-byte 0.5]
-      [--ready-file F] [--no-engine-events]
+      [--ready-file F] [--no-engine-events] [--loop uvloop|asyncio] [--http httptools|h11]
 """
 import argparse
 import asyncio
@@ -41,6 +43,9 @@ ap.add_argument("--step-us", type=int, default=3000)
 ap.add_argument("--prefill-us-per-token", type=float, default=20.0)
 ap.add_argument("--tokenize-us-per-byte", type=float, default=0.5)
 ap.add_argument("--no-engine-events", action="store_true")
+# vLLM runs uvicorn on uvloop with httptools; asyncio + h11 is the variant
+ap.add_argument("--loop", default="uvloop", choices=["uvloop", "asyncio"])
+ap.add_argument("--http", default="httptools", choices=["httptools", "h11"])
 args = ap.parse_args()
 
 # When the request's bytes were handed to the protocol: uvicorn's
@@ -175,4 +180,5 @@ async def completions(request: Request):
 
 
 if __name__ == "__main__":
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    uvicorn.run(app, host=args.host, port=args.port, loop=args.loop, http=args.http,
+                log_level="warning", access_log=False)

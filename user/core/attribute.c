@@ -286,8 +286,9 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 	}
 	s->max_gap_cause = gap_cause(r, layers, gpu, sched);
 
-	/* A partial request began before the capture: its split is unknown. */
-	bool whole = r->outcome != LS_REQ_PARTIAL;
+	/* A partial request began before the capture, an unparsed one lost its
+	 * framing: the split of either is unknown. */
+	bool whole = r->outcome != LS_REQ_PARTIAL && r->outcome != LS_REQ_UNPARSED;
 
 	/* The client's view (DESIGN.md §6): the total ends at delivery, the
 	 * TTFT at the first token's delivery, when transmissions were seen;

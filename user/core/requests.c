@@ -39,6 +39,7 @@
 #include "http.h"
 #include "idmap.h"
 #include "requests.h"
+#include "sockio.h"
 
 
 struct point {
@@ -108,8 +109,10 @@ struct conn {
 	size_t rx_cur;    /* request being read (index + 1; 0 none) */
 	size_t next_resp; /* index of the request the next response answers */
 	size_t tx_cur;    /* request whose response is being written (index + 1) */
+	size_t tx_unparsed; /* request whose response lost sync: later bytes are its (index + 1) */
 
 	/* the I/O syscall being fed to a parser */
+	const struct ls_ev_sock_io *io;
 	uint64_t io_ts;
 	uint32_t io_tid;
 	uint64_t io_blocked;
@@ -190,7 +193,7 @@ static void add_blocked(struct ls_request *r, uint64_t end, uint64_t ns, bool be
 const char *ls_outcome_name(enum ls_outcome o)
 {
 	static const char *const names[] = {"ok",    "unacked",    "no_response", "aborted",
-					    "reset", "incomplete", "partial"};
+					    "reset", "incomplete", "partial",     "unparsed"};
 	return o < LS_REQ_NOUTCOMES ? names[o] : "?";
 }
 
@@ -312,14 +315,35 @@ static void rx_end(void *ctx)
 	cn->rx_cur = 0;
 }
 
+/* The parser lost sync inside request r's message: r is unparsed, with
+ * why, and the call that lacked the bytes when the capture cut it. */
+static void mark_unparsed(struct conn *cn, struct ls_request *r, const char *why)
+{
+	const struct ls_ev_sock_io *e = cn->io;
+	size_t kept;
+
+	if (!r || r->unparsed_why[0])
+		return;
+	if (e && (kept = ls_io_kept(e, e->h.size)) < e->bytes)
+		snprintf(r->unparsed_why, sizeof(r->unparsed_why),
+			 "payload not captured: %s moved %u bytes, %zu kept (%s)",
+			 ls_io_call_name(e->call), e->bytes, kept, why);
+	else if (!e)
+		snprintf(r->unparsed_why, sizeof(r->unparsed_why),
+			 "bytes moved with no record (dropped or before the capture): %s", why);
+	else
+		snprintf(r->unparsed_why, sizeof(r->unparsed_why), "%s", why);
+}
+
 static void rx_lost(void *ctx, const char *why)
 {
 	struct conn *cn = ctx;
 
-	(void)why;
 	cn->corr->st.http_sync_lost++;
 	if (!cn->nreqs)
 		cn->opaque = true;
+	if (cn->rx_cur)
+		mark_unparsed(cn, cn->reqs[cn->rx_cur - 1], why);
 	cn->rx_cur = 0;
 }
 
@@ -348,6 +372,7 @@ static void tx_begin(void *ctx)
 		if (cn->reqs[i] == r)
 			cn->tx_cur = i + 1, cn->next_resp = i + 1;
 	cn->tx_inflight = 0;
+	cn->tx_unparsed = 0;
 	cn->tx_synced = true;
 	r->out_begin = cn->tx->msg_begin;
 	/* blocked time of the write that carries the head counts here */
@@ -425,9 +450,15 @@ static void tx_end(void *ctx)
 static void tx_lost(void *ctx, const char *why)
 {
 	struct conn *cn = ctx;
+	struct ls_request *r = tx_req(cn);
 
-	(void)why;
 	cn->corr->st.http_sync_lost++;
+	if (r) {
+		mark_unparsed(cn, r, why);
+		r->out_end = cn->tx->pos;
+		r->t_out = cn->io_ts;
+		cn->tx_unparsed = cn->tx_cur;
+	}
 	cn->tx_cur = 0;
 }
 
@@ -636,24 +667,27 @@ static void note_inflight_response(struct conn *cn, const struct ls_ev_sock_io *
 
 static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 {
-	const uint8_t *data = (const uint8_t *)(e + 1);
-	size_t known = e->cap_len;
+	struct ls_io_piece piece[LS_IO_MAX_PIECES];
+	int npieces = ls_io_pieces(e, e->h.size, piece);
+	struct ls_http_parser *p;
 
-	if (known > e->h.size - sizeof(*e))
-		known = e->h.size - sizeof(*e);
 	ensure_parsers(cn);
-	feed_unseen(cn, e->dir == LS_IO_IN ? cn->rx : cn->tx,
-		    e->dir == LS_IO_IN ? cn->irs1 : cn->iss1, e);
+	p = e->dir == LS_IO_IN ? cn->rx : cn->tx;
+	cn->io = NULL;
+	feed_unseen(cn, p, e->dir == LS_IO_IN ? cn->irs1 : cn->iss1, e);
 	cn->pid = e->h.pid;
 	cn->io_ts = e->h.ts;
 	cn->io_tid = e->h.tid;
+	cn->io = e;
 	if (e->dir == LS_IO_IN) {
 		if (!e->bytes) {
 			cn->peer_eof = true;
 			ls_http_eof(cn->rx);
 			return;
 		}
-		ls_http_feed(cn->rx, data, known, e->bytes);
+		for (int i = 0; i < npieces; i++)
+			ls_http_feed(p, piece[i].data, piece[i].known, piece[i].total);
+		cn->io = NULL;
 		return;
 	}
 	cn->io_blocked = e->blocked_ns;
@@ -665,9 +699,17 @@ static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 		cn->io_blocked_taken = true;
 	}
 	bool skipping = cn->adopted && !cn->tx_synced && cn->tx->st == LS_HTTP_ST_LOST;
-	ls_http_feed(cn->tx, data, known, e->bytes);
+	for (int i = 0; i < npieces; i++)
+		ls_http_feed(p, piece[i].data, piece[i].known, piece[i].total);
+	cn->io = NULL;
 	if (skipping && cn->tx->st == LS_HTTP_ST_LOST)
 		note_inflight_response(cn, e);
+	else if (cn->tx_unparsed && (cn->tx->st == LS_HTTP_ST_LOST || cn->tx->st == LS_HTTP_ST_OPAQUE)) {
+		/* bytes of a response the parser lost: still its bytes and its last write */
+		struct ls_request *r = cn->reqs[cn->tx_unparsed - 1];
+		r->out_end = cn->tx->pos;
+		r->t_out = e->h.ts;
+	}
 }
 
 static void on_retrans(struct ls_corr *c, const struct ls_ev_tcp_retrans *e)
@@ -878,6 +920,8 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 		r->partial = true;
 	if (r->partial)
 		r->outcome = LS_REQ_PARTIAL;
+	else if (r->unparsed_why[0])
+		r->outcome = LS_REQ_UNPARSED;
 	else if (r->t_end)
 		r->outcome = LS_REQ_OK;
 	else if (cn->reset)
@@ -919,6 +963,7 @@ static void emit_requests(struct ls_corr *c, struct conn *cn, size_t k)
 	for (size_t i = 0; i < k; i++) {
 		c->st.requests++;
 		c->st.requests_partial += cn->reqs[i]->partial;
+		c->st.requests_unparsed += cn->reqs[i]->outcome == LS_REQ_UNPARSED;
 		if (c->emit)
 			c->emit(c->ctx, cn->reqs[i]);
 		else

@@ -28,6 +28,8 @@ enum ls_outcome {
 	LS_REQ_RESET,       /* the connection was reset before completion */
 	LS_REQ_INCOMPLETE,  /* the capture ended first */
 	LS_REQ_PARTIAL,     /* began before the capture: part of it was never seen, no split */
+	LS_REQ_UNPARSED,    /* the parser lacked bytes (or met non-HTTP) mid-message: no split;
+			     * unparsed_why says which */
 	LS_REQ_NOUTCOMES,
 };
 
@@ -46,6 +48,7 @@ struct ls_request {
 	bool first_on_conn;
 	bool streaming;
 	bool partial; /* its start was before the capture (see LS_REQ_PARTIAL) */
+	char unparsed_why[112]; /* set: LS_REQ_UNPARSED, and why */
 
 	/* marks, CLOCK_MONOTONIC ns; 0 = not observed. t_end is T_ack, the
 	 * ACK of the last byte; t_dlv and t_first_dlv (DESIGN.md §6) need
@@ -94,6 +97,7 @@ struct ls_corr_stats {
 	uint64_t conns_adopted; /* met mid-flight: established before the capture */
 	uint64_t requests, requests_partial;
 	uint64_t http_sync_lost;
+	uint64_t requests_unparsed; /* a message cut by sync loss (LS_REQ_UNPARSED) */
 	uint64_t unseen_bytes; /* stream bytes the app moved that no record showed */
 	uint64_t retrans_unattributed; /* on connections that carried no request */
 };

@@ -9,6 +9,7 @@
 
 #include "capture.h"
 #include "format.h"
+#include "sockio.h"
 
 static const char *const tcp_states[] = {
 	[1] = "ESTABLISHED", [2] = "SYN_SENT",  [3] = "SYN_RECV",   [4] = "FIN_WAIT1",
@@ -176,32 +177,37 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 	}
 	case LS_EV_SOCK_IO: {
 		const struct ls_ev_sock_io *e = (const void *)rec;
-		static const char *const calls[] = {"read",  "readv",  "recvfrom", "recvmsg",
-						    "write", "writev", "sendto",   "sendmsg"};
+		struct ls_io_piece piece[LS_IO_MAX_PIECES];
+		int npieces = ls_io_pieces(e, rec->size, piece);
 		char data[96];
-		size_t n = e->cap_len, k = 0;
-		const unsigned char *p = (const unsigned char *)(e + 1);
+		size_t k = 0;
 
-		if (n > rec->size - sizeof(*e))
-			n = rec->size - sizeof(*e);
-		for (size_t i = 0; i < n && k + 4 < sizeof(data); i++) {
-			unsigned char c = p[i];
-			if (c == '\r' || c == '\n') {
-				data[k++] = '\\';
-				data[k++] = c == '\r' ? 'r' : 'n';
-			} else {
-				data[k++] = (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') ? '.' : c;
+		/* the kept bytes; "|" where a piece ends short of the next one */
+		for (int j = 0; j < npieces; j++) {
+			for (size_t i = 0; i < piece[j].known && k + 4 < sizeof(data); i++) {
+				unsigned char c = piece[j].data[i];
+				if (c == '\r' || c == '\n') {
+					data[k++] = '\\';
+					data[k++] = c == '\r' ? 'r' : 'n';
+				} else {
+					data[k++] = (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') ? '.' : c;
+				}
 			}
+			if (e->nseg && piece[j].known < piece[j].total && j + 1 < npieces &&
+			    k + 4 < sizeof(data))
+				data[k++] = '|';
 		}
 		data[k] = '\0';
 		KV(",\"conn\":%llu,\"fd\":%u,\"dir\":\"%s\",\"call\":\"%s\",\"bytes\":%u,"
 		   "\"ts_enter\":%llu,\"blocked_ns\":%llu,\"seq\":%u,\"cap_len\":%u,\"data\":\"%s\"",
 		   "conn=%llu fd=%u %s %s bytes=%u enter=-%lluns blocked=%lluns seq=%u cap=%u \"%s\"",
 		   (unsigned long long)e->conn_id, e->fd, e->dir == LS_IO_OUT ? "out" : "in",
-		   e->call < 8 ? calls[e->call] : "?", e->bytes,
+		   ls_io_call_name(e->call), e->bytes,
 		   json ? (unsigned long long)e->ts_enter
 			: (unsigned long long)(rec->ts - e->ts_enter),
 		   (unsigned long long)e->blocked_ns, e->seq, e->cap_len, data);
+		if (e->nseg)
+			KV(",\"pieces\":%u", " pieces=%u", e->nseg);
 		break;
 	}
 	case LS_EV_SOCK_ACCEPT: {

@@ -15,6 +15,7 @@
 #include "idmap.h"
 #include "recorder.h"
 #include "redact.h"
+#include "sockio.h"
 
 struct stream_state {
 	bool in_secret[2];
@@ -250,28 +251,35 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 		r->per_type[h->type]++;
 		return 0;
 	}
-	if (h->type == LS_EV_SOCK_IO && h->size >= sizeof(struct ls_ev_sock_io) &&
-	    h->size <= sizeof(r->iobuf)) {
-		/* Header values that carry credentials never reach the file. */
+	if (h->type == LS_EV_SOCK_IO) {
+		if (h->size < sizeof(struct ls_ev_sock_io) || h->size > sizeof(r->iobuf))
+			return 0; /* not ours: never written unredacted */
+		/* Header values that carry credentials never reach the file:
+		 * each piece of the payload in turn (every iovec kept), the
+		 * state carried across a piece boundary as across syscalls. */
 		struct ls_ev_sock_io *e = (void *)r->iobuf;
-		size_t n;
+		struct ls_io_piece piece[LS_IO_MAX_PIECES];
+		int npieces;
 
 		memcpy(r->iobuf, h, h->size);
-		n = e->cap_len < h->size - sizeof(*e) ? e->cap_len : h->size - sizeof(*e);
+		npieces = ls_io_pieces(e, h->size, piece);
 		struct stream_state *ss = stream_get(r, e->conn_id);
 		bool resp = e->dir == LS_IO_OUT;
-		if (e->dir == LS_IO_IN &&
-		    ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)(e + 1), n))
+		if (e->dir == LS_IO_IN && npieces &&
+		    ls_http_starts_message(LS_HTTP_REQUEST, piece[0].data, piece[0].known))
 			r->request_heads++;
-		if (ss) {
-			ls_redact_http((uint8_t *)(e + 1), n, &ss->in_secret[resp]);
-			if (n < e->bytes) /* the rest of this I/O is not in the capture */
-				ss->in_secret[resp] = false;
-			if (!r->capture_bodies)
-				ls_scrub_body(&ss->body, resp, (uint8_t *)(e + 1), n, e->bytes);
-		} else {
-			bool none = false; /* out of memory: credentials still go */
-			ls_redact_http((uint8_t *)(e + 1), n, &none);
+		for (int i = 0; i < npieces; i++) {
+			struct ls_io_piece *p = &piece[i];
+			if (ss) {
+				ls_redact_http(p->data, p->known, &ss->in_secret[resp]);
+				if (p->known < p->total) /* the rest is not in the capture */
+					ss->in_secret[resp] = false;
+				if (!r->capture_bodies)
+					ls_scrub_body(&ss->body, resp, p->data, p->known, p->total);
+			} else {
+				bool none = false; /* out of memory: credentials still go */
+				ls_redact_http(p->data, p->known, &none);
+			}
 		}
 		h = &e->h;
 	}

@@ -71,7 +71,8 @@ struct ls_recorder {
 	bool capture_bodies;
 	bool symbolize; /* name stack addresses at checkpoints (off: --no-symbolize) */
 	/* a socket I/O record, copied to redact credentials before the write */
-	_Alignas(8) unsigned char iobuf[sizeof(struct ls_ev_sock_io) + LS_IO_MAX_CAPTURE + 8];
+	_Alignas(8) unsigned char iobuf[sizeof(struct ls_ev_sock_io) + LS_IO_MAX_CAPTURE +
+					LS_IO_MAX_SEGS * sizeof(struct ls_io_seg)];
 };
 
 
