@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The split of servers we did not write, against the client's own marks
+(loadgen -o): every request the client sent is found by its X-Request-Id
+with outcome ok, its components sum exactly to total_ns (TTFT components to
+ttft_ns), and total_ns / ttft_ns are within max(1 ms, 2%) of the client's
+send-to-last-byte / send-to-first-token. A client mark is taken when its
+thread runs after recv() returns: the kernel's count of that thread's CPU
+waits (loadgen's *_wait_ns, from schedstat) makes each truth a range
+[mark - waits, mark], and the error is the distance from it.
+
+  client_accuracy.py NAME REPORT.jsonl LOADGEN.jsonl
+
+Prints the error table and one PASS/FAIL line per check.
+"""
+import json
+import sys
+
+name, rep_path, lg_path = sys.argv[1:4]
+reqs = {}
+for r in map(json.loads, open(rep_path)):
+    if r.get("type") in (None, "request") and r.get("x_request_id"):
+        reqs.setdefault(r["x_request_id"], []).append(r)
+client = {j["x_request_id"]: j for j in map(json.loads, open(lg_path)) if not j.get("error")}
+
+missing, dup, not_ok, sums_bad = [], [], [], []
+errs = {"total_ns": [], "ttft_ns": []}
+bad = {"total_ns": [], "ttft_ns": []}
+for xrid, c in client.items():
+    rs = reqs.get(xrid)
+    if not rs:
+        missing.append(xrid)
+        continue
+    if len(rs) > 1:
+        dup.append(xrid)
+    r = rs[0]
+    if r.get("outcome") != "ok":
+        not_ok.append((xrid, r.get("outcome"), r.get("unparsed_why")))
+        continue
+    comps = [v for v in r["components"].values() if v is not None]
+    tcomps = [v for v in r["ttft_components"].values() if v is not None]
+    if sum(comps) != r["total_ns"] or (r["ttft_ns"] is not None and sum(tcomps) != r["ttft_ns"]):
+        sums_bad.append(xrid)
+    rng = {"total_ns": (c["total_ns"] - c.get("end_wait_ns", 0) - c.get("start_wait_ns", 0), c["total_ns"]),
+           "ttft_ns": (c["ttft_ns"] - c.get("first_wait_ns", 0) - c.get("start_wait_ns", 0), c["ttft_ns"])}
+    for k, (lo, hi) in rng.items():
+        got = r.get(k)
+        if got is None:
+            bad[k].append((xrid, None, lo, hi))
+            continue
+        want = hi if got >= hi else lo if got <= lo else got
+        e = got - want
+        errs[k].append((abs(e), xrid, got, want))
+        if abs(e) > max(1e6, 0.02 * want):
+            bad[k].append((xrid, got, lo, hi))
+
+n = len(client)
+print(f"  {name}: client {n} requests, report {sum(len(v) for v in reqs.values())} with an id")
+print(f"  {'quantity':10s} {'p50 err ms':>10s} {'max err ms':>10s}  worst (got / truth ms)")
+for k, e in errs.items():
+    e.sort()
+    if e:
+        w = e[-1]
+        print(f"  {k:10s} {e[len(e)//2][0]/1e6:10.3f} {w[0]/1e6:10.3f}  {w[1]} ({w[2]/1e6:.3f} / {w[3]/1e6:.3f})")
+
+
+def line(ok, check, what, off):
+    print(("PASS" if ok else "FAIL") + f" {name}.{check}: {what}" + ("" if ok else f"; {off}"))
+
+
+line(n > 0 and not missing and not dup, "found",
+     f"{n - len(missing)} of {n} client requests found once", f"missing {missing[:3]}, twice {dup[:3]}")
+line(n > 0 and not not_ok, "outcome", f"{n - len(missing) - len(not_ok)} of {n - len(missing)} ok",
+     f"not ok: {not_ok[:3]}")
+line(not sums_bad, "sums", "components sum exactly", f"not: {sums_bad[:3]}")
+for k in errs:
+    m = len(errs[k]) + len([b for b in bad[k] if b[1] is None])
+    line(n > 0 and not bad[k], k, f"{m - len(bad[k])}/{m} within max(1 ms, 2%) of the client's",
+         "off (id, got, truth range ms): "
+         f"{[(x, g and round(g/1e6, 3), round(lo/1e6, 3), round(hi/1e6, 3)) for x, g, lo, hi in bad[k][:3]]}")

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Servers we did not write, as production runs them (issue: every byte as
+# real servers write it): a Node `http` streaming server (each res.write is a
+# writev of size line, data, CRLF), and Debian's nginx in front of the
+# vLLM-shaped engine (uvicorn on uvloop + httptools), with a keep-alive
+# HTTP/1.1 upstream and with nginx's defaults (HTTP/1.0 upstream, buffering
+# on), traced at nginx's port. Truth: the client's own marks
+# (client_accuracy.py): every request found once, ok, exact sums, total and
+# TTFT within max(1 ms, 2%).
+source "$(dirname "$0")/lib.sh"
+require_root servers
+PY=/usr/bin/python3
+ACC=$ROOT/tests/integration/client_accuracy.py
+
+# load NAME PORT: the client's requests, its marks in $T/NAME.lg
+load() {
+  "$LOADGEN" --host 127.0.0.1 --port "$2" --id-prefix "$1-" -o "$T/$1.lg" -c 4 -n 24 --stream \
+    --max-tokens 8 --prompt-bytes 600 2>/dev/null
+}
+judge() { # NAME
+  "$LS" report --json "$T/$1.data" >"$T/$1.jsonl" 2>"$T/$1.report.err"
+  $PY "$ACC" "servers.$1" "$T/$1.jsonl" "$T/$1.lg"
+}
+
+# --- Node
+if command -v node >/dev/null; then
+  start_recording "$T/node.data" "$T/node.ready" -- node "$ROOT/tools/servers/node-stream.js" \
+    --port 18461 --ready-file "$T/node.ready" || fail "servers.node: server did not start"
+  load node 18461
+  stop_recording 0.5
+  judge node
+else
+  skip "servers.node: no nodejs (tools/install-deps.sh)"
+fi
+
+# --- nginx in front of the vLLM-shaped engine
+if ! command -v nginx >/dev/null || ! $PY -c 'import fastapi, uvicorn, zmq, uvloop, httptools' 2>/dev/null; then
+  skip "servers.nginx: nginx-light or the vLLM-shaped engine's Python packages missing (tools/install-deps.sh)"
+  exit 0
+fi
+ENG_PORT=18462 NG_PORT=18463
+$PY "$ROOT/tools/vllm-shaped/server.py" --port $ENG_PORT --ready-file "$T/eng.ready" \
+  --step-us 3000 >"$T/eng.log" 2>&1 &
+CLEANUP+=("kill $!")
+wait_for_file "$T/eng.ready" 20 || { fail "servers.nginx: engine did not start"; exit 0; }
+
+# nginx_conf NAME LOCATION-BODY
+nginx_conf() {
+  mkdir -p "$T/ng-$1"
+  cat >"$T/ng-$1/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $T/ng-$1/nginx.pid;
+error_log $T/ng-$1/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path $T/ng-$1/body; proxy_temp_path $T/ng-$1/proxy;
+  fastcgi_temp_path $T/ng-$1/fcgi; uwsgi_temp_path $T/ng-$1/uwsgi; scgi_temp_path $T/ng-$1/scgi;
+  upstream engine { server 127.0.0.1:$ENG_PORT; keepalive 8; }
+  server {
+    listen 127.0.0.1:$NG_PORT;
+    location / { $2 }
+  }
+}
+CONF
+}
+nginx_run() { # NAME
+  nginx -c "$T/ng-$1/nginx.conf" -e "$T/ng-$1/error.log" &
+  local ng=$!
+  CLEANUP+=("kill $ng")
+  for _ in $(seq 50); do ss -Hltn "sport = :$NG_PORT" | grep -q . && break; sleep 0.1; done
+  "$LS" record --port $NG_PORT -o "$T/$1.data" 2>"$T/$1.data.log" &
+  RPID=$!
+  CLEANUP+=("kill -INT $RPID")
+  wait_recording "$T/$1.data.log" || fail "servers.$1: record did not start"
+  load "$1" $NG_PORT
+  stop_recording 0.5
+  kill $ng; wait $ng 2>/dev/null
+  judge "$1"
+}
+nginx_conf nginx_keepalive 'proxy_pass http://engine; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off;'
+nginx_run nginx_keepalive
+nginx_conf nginx_defaults "proxy_pass http://127.0.0.1:$ENG_PORT;"
+nginx_run nginx_defaults
