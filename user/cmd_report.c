@@ -17,6 +17,7 @@
 #include "quant.h"
 #include "verdict.h"
 #include "out/html.h"
+#include "out/json.h"
 #include "out/request_json.h"
 
 
@@ -291,26 +292,6 @@ static void gpu_summary(const struct ls_timeline *tl, uint64_t span_ns)
 
 /* No whole request: say which case applies, so an empty report is never
  * mistaken for an idle server. */
-static void explain_no_requests(const struct ls_corr_stats *cst, const struct ls_file_hdr *h)
-{
-	if (!(h->sources & LS_SRC_SOCK_IO))
-		return; /* said above */
-	if (!cst->conns)
-		fprintf(rout, "  no TCP connection of a tracked process was seen: nothing was served on a "
-		       "tracked port while recording (check -p/--port, or record during load)\n");
-	else if (!cst->conns_http && cst->conns_opaque)
-		fprintf(rout, "  %llu connections carried no plaintext HTTP/1.1 (TLS, HTTP/2 or another "
-		       "protocol): latsplit rebuilds plaintext HTTP/1.1 only\n",
-		       (unsigned long long)cst->conns_opaque);
-	else if (!cst->conns_http)
-		fprintf(rout, "  %llu connections seen, but no HTTP request was read on them by a tracked "
-		       "process\n",
-		       (unsigned long long)cst->conns);
-	else if (cst->requests_partial)
-		fprintf(rout, "  every request seen began before the capture (partial, no split): record "
-		       "longer, or while requests keep arriving\n");
-}
-
 static void print_text(const char *path, struct ls_analysis *rs, struct text_sink *t,
 		       __u64 span_ns)
 {
@@ -355,11 +336,12 @@ static void print_text(const char *path, struct ls_analysis *rs, struct text_sin
 		fprintf(rout, "  %zu requests lasted longer than the timeline keeps (120 s): their earliest "
 		       "part is split as other\n",
 		       rs->clipped);
-	if (!(h->sources & LS_SRC_SOCK_IO))
-		fprintf(rout, "  no socket I/O in this capture (syscall tracepoints unavailable): requests "
-		       "cannot be reconstructed\n");
-	if (t->n == t->outcomes[LS_REQ_PARTIAL])
-		explain_no_requests(cst, h);
+	char why[320];
+	if (ls_analysis_why_empty(rs, h->sources, why, sizeof(why)))
+		fprintf(rout, "  %s\n", why);
+	else if (cst->requests_unparsed)
+		fprintf(rout, "  %llu requests unparsed (no split): %s\n",
+			(unsigned long long)cst->requests_unparsed, cst->unparsed_why);
 	if (!t->n)
 		return;
 	fprintf(rout, "\n  %-22s %10s %10s %10s %10s %7s\n", ttft ? "(ms, of TTFT)" : "(ms)", "p50", "p90",
@@ -571,6 +553,12 @@ int cmd_report(int argc, char **argv)
 	}
 	if (json) {
 		struct ls_verdict v;
+		char why[320];
+		if (ls_analysis_why_empty(&rs, ls_reader_header(rs.rd)->sources, why, sizeof(why))) {
+			fputs("{\"type\":\"empty\",", stdout);
+			ls_json_kv_str(stdout, "reason", why, false);
+			fputs("}\n", stdout);
+		}
 		ls_analysis_verdict(&rs, ttft, &v);
 		ls_verdict_json(stdout, &v);
 	} else if (!csv) {

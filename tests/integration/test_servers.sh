@@ -29,6 +29,33 @@ if command -v node >/dev/null; then
   load node 18461
   stop_recording 0.5
   judge node
+  # A capture too short for the framing: every request is "unparsed" with
+  # the reason, its bytes still counted; never "aborted"; and --json says
+  # why nothing was split.
+  rm -f "$T/node.ready"
+  "$LS" record --capture-bytes 40 -o "$T/short.data" -- node "$ROOT/tools/servers/node-stream.js" \
+    --port 18461 --ready-file "$T/node.ready" 2>"$T/short.log" &
+  RPID=$!
+  CLEANUP+=("kill -INT $RPID")
+  wait_for_file "$T/node.ready" 10
+  load short 18461
+  stop_recording 0.5
+  "$LS" report --json "$T/short.data" >"$T/short.jsonl" 2>/dev/null
+  res=$($PY - "$T/short.jsonl" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+reqs = [r for r in recs if "outcome" in r]
+outs = sorted({r["outcome"] for r in reqs})
+why = {r.get("unparsed_why", "")[:40] for r in reqs}
+moved = sum(1 for r in reqs if r["bytes_out"] > 0)
+empty = [r["reason"][:60] for r in recs if r.get("type") == "empty"]
+print(len(reqs), ",".join(outs), moved, "|".join(why), "|", *empty)
+PY
+)
+  read -r n outs moved _ <<<"$res"
+  check "servers.unparsed: 40-byte capture: $res" \
+    [ "${n:-0}" -ge 24 -a "$outs" = unparsed -a "${moved:-0}" -eq "${n:-1}" ]
+  check "servers.empty_reason: report --json says why nothing was split" grep -q '"type":"empty","reason":"[0-9]* requests seen, none parsed whole' "$T/short.jsonl"
 else
   skip "servers.node: no nodejs (tools/install-deps.sh)"
 fi

@@ -149,6 +149,9 @@ static void dispatch(struct ls_analysis *a, const struct ls_hdr *rec)
 		a->drops = ((const struct ls_rec_drops *)rec)->total;
 		a->stack_errors = ((const struct ls_rec_drops *)rec)->stack_errors;
 	}
+	if (rec->type == LS_EV_ENGINE && rec->size >= sizeof(struct ls_ev_engine) &&
+	    ((const struct ls_ev_engine *)rec)->kind == LS_ENG_FINISHED)
+		a->engine_finished++;
 	if (rec->type < LS_EV_KERNEL_MAX) {
 		if (!a->first_ts)
 			a->first_ts = rec->ts;
@@ -256,6 +259,42 @@ void ls_analysis_verdict(struct ls_analysis *a, bool ttft, struct ls_verdict *v)
 {
 	ls_verdict_from_acc(&a->vacc, ttft, ls_timeline_has_gpu(a->tl), ls_timeline_has_sched(a->tl),
 			    ls_timeline_has_engine(a->tl), v);
+}
+
+bool ls_analysis_why_empty(const struct ls_analysis *a, uint32_t sources, char *buf, size_t len)
+{
+	const struct ls_corr_stats *cst = &a->cst;
+
+	if (cst->requests > cst->requests_partial + cst->requests_unparsed)
+		return false;
+	if (!(sources & LS_SRC_SOCK_IO))
+		snprintf(buf, len, "no socket I/O in this capture (syscall tracepoints unavailable): "
+			 "requests cannot be reconstructed");
+	else if (!cst->conns && a->engine_finished)
+		snprintf(buf, len, "the engine's own events show %llu requests finished, but no "
+			 "connection of a tracked process carried them (a unix socket, or a front end "
+			 "not tracked: add its pid with -p or its port with --port)",
+			 (unsigned long long)a->engine_finished);
+	else if (!cst->conns)
+		snprintf(buf, len, "no connection of a tracked process was seen: nothing was served "
+			 "on a tracked port while recording (check -p/--port, or record during load)");
+	else if (!cst->conns_http && cst->conns_opaque)
+		snprintf(buf, len, "%llu connections carried no plaintext HTTP/1.1 (TLS, HTTP/2 or "
+			 "another protocol): latsplit rebuilds plaintext HTTP/1.1 only",
+			 (unsigned long long)cst->conns_opaque);
+	else if (!cst->conns_http)
+		snprintf(buf, len, "%llu connections seen, but no HTTP request was read on them by a "
+			 "tracked process", (unsigned long long)cst->conns);
+	else if (cst->requests_unparsed)
+		snprintf(buf, len, "%llu requests seen, none parsed whole (%llu unparsed: %s)",
+			 (unsigned long long)cst->requests, (unsigned long long)cst->requests_unparsed,
+			 cst->unparsed_why);
+	else if (cst->requests_partial)
+		snprintf(buf, len, "every request seen began before the capture (partial, no split): "
+			 "record longer, or while requests keep arriving");
+	else
+		snprintf(buf, len, "no HTTP request was completed on a tracked connection while recording");
+	return true;
 }
 
 void ls_analysis_free(struct ls_analysis *a)

@@ -59,6 +59,7 @@ struct ls_analysis {
 	size_t p0, np, cappend;
 	uint64_t now; /* the newest record's time */
 	uint64_t next_batch, retired_to;
+	uint64_t engine_finished; /* engine events: requests the engine says it finished */
 };
 
 /* Push mode. track_all: the capture header's (it defines the engine group).
@@ -89,6 +90,10 @@ int ls_analysis_run_spans(struct ls_analysis *a, const char *path,
 			  const struct ls_span_sink *spans, char *err, size_t len);
 /* The verdict over every request of a finished analysis. */
 void ls_analysis_verdict(struct ls_analysis *a, bool ttft, struct ls_verdict *v);
+/* After the end: when no request could be split (none seen, or every one
+ * partial or unparsed), the reason in one line, and true. sources: the
+ * capture header's. */
+bool ls_analysis_why_empty(const struct ls_analysis *a, uint32_t sources, char *buf, size_t len);
 void ls_analysis_free(struct ls_analysis *a);
 
 #endif

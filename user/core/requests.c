@@ -326,7 +326,7 @@ static void mark_unparsed(struct conn *cn, struct ls_request *r, const char *why
 		return;
 	if (e && (kept = ls_io_kept(e, e->h.size)) < e->bytes)
 		snprintf(r->unparsed_why, sizeof(r->unparsed_why),
-			 "payload not captured: %s moved %u bytes, %zu kept (%s)",
+			 "payload not captured: %s moved %u bytes, %zu kept: %s",
 			 ls_io_call_name(e->call), e->bytes, kept, why);
 	else if (!e)
 		snprintf(r->unparsed_why, sizeof(r->unparsed_why),
@@ -342,8 +342,12 @@ static void rx_lost(void *ctx, const char *why)
 	cn->corr->st.http_sync_lost++;
 	if (!cn->nreqs)
 		cn->opaque = true;
-	if (cn->rx_cur)
-		mark_unparsed(cn, cn->reqs[cn->rx_cur - 1], why);
+	if (cn->rx_cur) {
+		struct ls_request *r = cn->reqs[cn->rx_cur - 1];
+		mark_unparsed(cn, r, why);
+		r->in_end = cn->rx->pos; /* its bytes, as far as they were followed */
+		r->t_read = cn->io_ts;
+	}
 	cn->rx_cur = 0;
 }
 
@@ -963,7 +967,8 @@ static void emit_requests(struct ls_corr *c, struct conn *cn, size_t k)
 	for (size_t i = 0; i < k; i++) {
 		c->st.requests++;
 		c->st.requests_partial += cn->reqs[i]->partial;
-		c->st.requests_unparsed += cn->reqs[i]->outcome == LS_REQ_UNPARSED;
+		if (cn->reqs[i]->outcome == LS_REQ_UNPARSED && !c->st.requests_unparsed++)
+			memcpy(c->st.unparsed_why, cn->reqs[i]->unparsed_why, sizeof(c->st.unparsed_why));
 		if (c->emit)
 			c->emit(c->ctx, cn->reqs[i]);
 		else

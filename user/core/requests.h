@@ -48,7 +48,7 @@ struct ls_request {
 	bool first_on_conn;
 	bool streaming;
 	bool partial; /* its start was before the capture (see LS_REQ_PARTIAL) */
-	char unparsed_why[112]; /* set: LS_REQ_UNPARSED, and why */
+	char unparsed_why[192]; /* set: LS_REQ_UNPARSED, and why */
 
 	/* marks, CLOCK_MONOTONIC ns; 0 = not observed. t_end is T_ack, the
 	 * ACK of the last byte; t_dlv and t_first_dlv (DESIGN.md §6) need
@@ -98,6 +98,7 @@ struct ls_corr_stats {
 	uint64_t requests, requests_partial;
 	uint64_t http_sync_lost;
 	uint64_t requests_unparsed; /* a message cut by sync loss (LS_REQ_UNPARSED) */
+	char unparsed_why[192];     /* the first one's reason */
 	uint64_t unseen_bytes; /* stream bytes the app moved that no record showed */
 	uint64_t retrans_unattributed; /* on connections that carried no request */
 };

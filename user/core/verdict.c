@@ -129,6 +129,7 @@ void ls_verdict_acc_add(struct ls_verdict_acc *a, const struct ls_request *r,
 	a->nagle += r->holds[LS_HOLD_NAGLE] > 0;
 	if (r->outcome == LS_REQ_ABORTED || r->outcome == LS_REQ_RESET)
 		a->aborted++;
+	a->unparsed += r->outcome == LS_REQ_UNPARSED;
 	a->retrans += r->retransmits;
 	if (j && j->joined) {
 		a->joined++;
@@ -203,6 +204,7 @@ void ls_verdict_from_acc(struct ls_verdict_acc *a, bool ttft, bool have_gpu, boo
 	v->have_sched = have_sched;
 	v->best = -1;
 	v->aborted = a->aborted;
+	v->unparsed = a->unparsed;
 	v->nagle = a->nagle;
 	v->retrans = a->retrans;
 	v->joined = a->joined;

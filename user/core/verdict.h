@@ -24,7 +24,7 @@
  * of `whole`, the summed latency (or TTFT) of the `judged` requests. */
 struct ls_verdict {
 	bool ttft, have_engine, have_gpu, have_sched;
-	size_t n, judged, aborted, preempted, joined, nbatch;
+	size_t n, judged, aborted, unparsed, preempted, joined, nbatch;
 	size_t nagle; /* requests with a token held by Nagle */
 	double whole, part[LS_VERDICT_PARTS], comp[LS_C_N];
 	unsigned long long retrans;
@@ -43,7 +43,7 @@ struct ls_tick {
  * peak concurrency sweeps request starts and ends in time order: ticks
  * before a horizon no later request can start at are swept as it moves). */
 struct ls_verdict_acc {
-	size_t n, aborted, preempted, joined, nbatch, nagle;
+	size_t n, aborted, unparsed, preempted, joined, nbatch, nagle;
 	unsigned long long retrans;
 	uint64_t batch_sum;
 	uint32_t batch_max;

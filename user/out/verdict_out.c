@@ -48,7 +48,10 @@ void ls_verdict_print(FILE *out, const struct ls_verdict *v)
 		v->peak_concurrency, isnan(v->rho) ? "n/a" : "");
 	if (!isnan(v->rho))
 		fprintf(out, "%.2f", v->rho);
-	fprintf(out, "; %zu aborted or reset of %zu\n", v->aborted, v->n);
+	fprintf(out, "; %zu aborted or reset of %zu", v->aborted, v->n);
+	if (v->unparsed) /* their bytes moved; the capture lacked what parsing needed */
+		fprintf(out, "; %zu unparsed (not split: see the report's header)", v->unparsed);
+	fputc('\n', out);
 	fprintf(out, "  host:        on CPU %.1f%%, waiting for a CPU (queueing.cpu) %.1f%%, "
 		     "socket queueing %.1f%%, other %.1f%%\n",
 		100 * part[P_HOST] / whole, 100 * part[LS_S_Q_CPU] / whole,
@@ -88,9 +91,9 @@ void ls_verdict_json(FILE *out, const struct ls_verdict *v)
 		fprintf(out, "\"prompt_ttft_correlation\":null,");
 	else
 		fprintf(out, "\"prompt_ttft_correlation\":%.4f,", v->rho);
-	fprintf(out, "\"aborted\":%zu,\"preempted\":%zu,\"batch_mean\":%.2f,\"batch_max\":%u,"
-		     "\"nagle_held_requests\":%zu,\"missing\":[",
-		v->aborted, v->preempted, v->batch_mean, v->batch_max, v->nagle);
+	fprintf(out, "\"aborted\":%zu,\"unparsed\":%zu,\"preempted\":%zu,\"batch_mean\":%.2f,"
+		     "\"batch_max\":%u,\"nagle_held_requests\":%zu,\"missing\":[",
+		v->aborted, v->unparsed, v->preempted, v->batch_mean, v->batch_max, v->nagle);
 	const char *missing[3] = {v->have_engine ? NULL : "engine", v->have_gpu ? NULL : "gpu",
 				  v->have_sched ? NULL : "sched"};
 	for (int i = 0, first = 1; i < 3; i++)
