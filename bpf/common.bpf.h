@@ -106,7 +106,7 @@ struct io_inflight {
 	__u16 call;
 	__u16 dir;
 	__u32 nvec; /* readv/writev: iovec count */
-	__u32 pad;
+	__u32 unix_sk; /* an AF_UNIX stream socket: no TCP sequence numbers */
 };
 
 struct {

@@ -23,6 +23,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define S_IFSOCK 0140000
 #define IPPROTO_TCP 6
 #define MSG_PEEK 2
+#define AF_UNIX_ 1
+#define SOCK_STREAM_ 1
 
 const volatile __u32 capture_bytes = 1024; /* <= LS_IO_MAX_CAPTURE */
 
@@ -73,19 +75,35 @@ static __always_inline struct sock *fd_to_sock(__u32 fd)
 #define TCP_LISTEN_ 10
 #define NO_ADOPT 0xff
 
+static __always_inline bool unix_stream(const struct sock *sk)
+{
+	return BPF_CORE_READ(sk, __sk_common.skc_family) == AF_UNIX_ &&
+	       BPF_CORE_READ(sk, sk_type) == SOCK_STREAM_;
+}
+
 /* The conn of the TCP socket behind fd, or NULL. The caller is a tracked
  * process: a connected socket it uses that is not known yet was established
  * before the capture (or on a port not tracked) and is adopted here, unless
- * `via` is NO_ADOPT. */
-static __always_inline struct conn_val *fd_conn(__u32 fd, struct sock **skp, __u32 via)
+ * `via` is NO_ADOPT. An AF_UNIX stream socket is returned only once known
+ * (adopted by unix_adopt); *skp is set for it either way, and *is_unix. */
+static __always_inline struct conn_val *fd_conn_any(__u32 fd, struct sock **skp, __u32 via,
+						    bool *is_unix)
 {
 	struct sock *sk = fd_to_sock(fd);
 	__u64 key = (__u64)sk;
 	struct conn_val *v;
 	int state;
 
-	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+	*is_unix = false;
+	if (!sk)
 		return NULL;
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP) {
+		if (!unix_stream(sk))
+			return NULL;
+		*skp = sk;
+		*is_unix = true;
+		return bpf_map_lookup_elem(&conns, &key);
+	}
 	*skp = sk;
 	v = bpf_map_lookup_elem(&conns, &key);
 	if (v || via == NO_ADOPT)
@@ -96,6 +114,52 @@ static __always_inline struct conn_val *fd_conn(__u32 fd, struct sock **skp, __u
 	v = conn_create(sk);
 	if (v)
 		emit_adopt(sk, v, via, fd);
+	return v;
+}
+
+/* TCP only (accept, close of TCP connections). */
+static __always_inline struct conn_val *fd_conn(__u32 fd, struct sock **skp, __u32 via)
+{
+	bool is_unix;
+	struct conn_val *v = fd_conn_any(fd, skp, via, &is_unix);
+
+	return is_unix ? NULL : v;
+}
+
+/* Does a read's payload begin with an HTTP/1.x method? (What makes an
+ * AF_UNIX stream worth following: a host's unix sockets mostly carry
+ * D-Bus, journald, X11 and container runtimes.) */
+static __always_inline bool http_method(const __u8 *d, __u32 n)
+{
+	__u32 w;
+
+	if (n < 4)
+		return false;
+	w = d[0] | d[1] << 8 | d[2] << 16 | (__u32)d[3] << 24;
+	return w == 0x20544547 /* "GET " */ || w == 0x54534f50 /* "POST" */ ||
+	       w == 0x20545550 /* "PUT " */ || w == 0x44414548 /* "HEAD" */ ||
+	       w == 0x454c4544 /* "DELE" */ || w == 0x43544150 /* "PATC" */ ||
+	       w == 0x4954504f /* "OPTI" */;
+}
+
+/* A unix stream socket's first HTTP request: a conn and its adopt record. */
+static __always_inline struct conn_val *unix_adopt(struct sock *sk, __u32 fd)
+{
+	struct conn_val *v = conn_create(sk);
+	struct ls_ev_conn_adopt *e;
+
+	if (!v)
+		return NULL;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return v;
+	fill_hdr(&e->h, LS_EV_CONN_ADOPT, sizeof(*e));
+	e->conn_id = v->conn_id;
+	e->skaddr = (__u64)sk;
+	e->via = LS_ADOPT_UNIX;
+	e->state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	e->fd = fd;
+	submit(e);
 	return v;
 }
 
@@ -118,13 +182,17 @@ static __always_inline int io_enter(__u64 fd, __u64 buf, __u16 call, __u16 dir, 
 	struct sock *sk = NULL;
 	__u32 tid = (__u32)id;
 
+	bool is_unix;
+
 	if (!tgid_tracked(id >> 32) || (flags & MSG_PEEK))
 		return 0;
-	conn = fd_conn(fd, &sk, LS_ADOPT_IO);
-	if (!conn)
+	conn = fd_conn_any(fd, &sk, LS_ADOPT_IO, &is_unix);
+	/* an unknown unix socket is a candidate when it reads (see io_exit) */
+	if (!conn && !(is_unix && dir == LS_IO_IN))
 		return 0;
 	io.sk = (__u64)sk;
-	io.conn_id = conn->conn_id;
+	io.conn_id = conn ? conn->conn_id : 0;
+	io.unix_sk = is_unix;
 	io.buf = buf;
 	io.ts_enter = bpf_ktime_get_ns();
 	io.fd = fd;
@@ -253,6 +321,25 @@ static __always_inline __u32 copy_payload(struct io_record *rec, const struct io
 	return cap;
 }
 
+/* Do the bytes a read returned begin with an HTTP method? Four bytes of
+ * the first buffer, read before anything else is copied. */
+static __always_inline bool starts_http(const struct io_inflight *io, long ret)
+{
+	struct iovec iov = {};
+	__u8 head[4] = {};
+	__u32 nvec;
+	bool plain;
+	__u64 vec = io_vector(io, &nvec, &plain);
+
+	if (!vec || !nvec || ret < 4)
+		return false;
+	if (plain)
+		iov.iov_base = (void *)vec;
+	else if (bpf_probe_read_user(&iov, sizeof(iov), (void *)vec))
+		return false;
+	return !bpf_probe_read_user(head, sizeof(head), iov.iov_base) && http_method(head, 4);
+}
+
 static __always_inline int io_exit(long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -267,6 +354,15 @@ static __always_inline int io_exit(long ret)
 	/* ret == 0 on a read is EOF: the peer closed; worth a record. */
 	if (ret < 0 || (ret == 0 && io->dir == LS_IO_OUT))
 		goto out;
+	/* a unix socket is followed from its first HTTP request: its adopt
+	 * record goes first (and is stamped first: records are ordered by time) */
+	if (!io->conn_id) {
+		struct conn_val *conn;
+
+		if (!starts_http(io, ret) || !(conn = unix_adopt((struct sock *)io->sk, io->fd)))
+			goto out;
+		io->conn_id = conn->conn_id;
+	}
 	rec = bpf_map_lookup_elem(&io_scratch, &zero);
 	if (!rec)
 		goto out;
@@ -279,7 +375,7 @@ static __always_inline int io_exit(long ret)
 	rec->e.bytes = ret;
 	rec->e.dir = io->dir;
 	rec->e.call = io->call;
-	rec->e.seq = io_seq(io->sk, io->dir, ret);
+	rec->e.seq = io->unix_sk ? 0 : io_seq(io->sk, io->dir, ret);
 	rec->e.pad2 = 0;
 	n = copy_payload(rec, io, ret, &nseg);
 	rec->e.cap_len = n;
@@ -385,18 +481,26 @@ int enter_close(struct trace_event_raw_sys_enter *ctx)
 	struct sock *sk = NULL;
 	__u32 fd = ctx->args[0];
 
+	bool is_unix;
+	__u64 key;
+
 	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	conn = fd_conn(fd, &sk, NO_ADOPT);
+	conn = fd_conn_any(fd, &sk, NO_ADOPT, &is_unix);
 	if (!conn)
 		return 0;
 	e = reserve(sizeof(*e));
-	if (!e)
-		return 0;
-	fill_hdr(&e->h, LS_EV_SOCK_CLOSE, sizeof(*e));
-	e->conn_id = conn->conn_id;
-	e->skaddr = (__u64)sk;
-	e->fd = fd;
-	submit(e);
+	if (e) {
+		fill_hdr(&e->h, LS_EV_SOCK_CLOSE, sizeof(*e));
+		e->conn_id = conn->conn_id;
+		e->skaddr = (__u64)sk;
+		e->fd = fd;
+		submit(e);
+	}
+	/* a unix socket has no destroy tracepoint: its close ends it (TCP's
+	 * entry goes at tcp_destroy_sock) */
+	key = (__u64)sk;
+	if (is_unix)
+		bpf_map_delete_elem(&conns, &key);
 	return 0;
 }

@@ -272,7 +272,10 @@ struct ls_ev_sock_accept {
  * where the app's streams stand: copied_seq is the next byte it will read,
  * write_seq the next byte it will write.
  */
-enum ls_adopt_via { LS_ADOPT_IO = 0, LS_ADOPT_ACCEPT = 1, LS_ADOPT_TCP = 2 };
+/* LS_ADOPT_UNIX: an AF_UNIX stream socket of a tracked process, adopted at
+ * the first read that begins with an HTTP method (a proxy's hop to an
+ * engine on `uvicorn --uds`); no tuple, no sequence numbers, no TCP state. */
+enum ls_adopt_via { LS_ADOPT_IO = 0, LS_ADOPT_ACCEPT = 1, LS_ADOPT_TCP = 2, LS_ADOPT_UNIX = 3 };
 
 struct ls_ev_conn_adopt {
 	struct ls_hdr h;

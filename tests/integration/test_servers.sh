@@ -4,9 +4,11 @@
 # writev of size line, data, CRLF), and Debian's nginx in front of the
 # vLLM-shaped engine (uvicorn on uvloop + httptools), with a keep-alive
 # HTTP/1.1 upstream and with nginx's defaults (HTTP/1.0 upstream, buffering
-# on), traced at nginx's port. Truth: the client's own marks
+# on), traced at nginx's port; and nginx -> the engine on a unix socket
+# (uvicorn --uds), traced at the engine by -p. Truth: the client's own marks
 # (client_accuracy.py): every request found once, ok, exact sums, total and
-# TTFT within max(1 ms, 2%).
+# TTFT within max(1 ms, 2%) (behind the proxy: found, ok, transport unix,
+# exact sums).
 source "$(dirname "$0")/lib.sh"
 require_root servers
 PY=/usr/bin/python3
@@ -110,3 +112,26 @@ nginx_conf nginx_keepalive 'proxy_pass http://engine; proxy_http_version 1.1; pr
 nginx_run nginx_keepalive
 nginx_conf nginx_defaults "proxy_pass http://127.0.0.1:$ENG_PORT;"
 nginx_run nginx_defaults
+
+# nginx -> engine over a unix socket, traced at the engine alone (-p); the
+# workers (user nobody) must reach the socket in $T
+chmod 0755 "$T"
+$PY "$ROOT/tools/vllm-shaped/server.py" --uds "$T/eng.sock" --ready-file "$T/uds.ready" \
+  --step-us 3000 >"$T/uds-eng.log" 2>&1 &
+UPID=$!
+CLEANUP+=("kill $UPID")
+wait_for_file "$T/uds.ready" 20 || { fail "servers.nginx_unix: engine did not start"; exit 0; }
+nginx_conf nginx_unix 'proxy_pass http://engine_uds; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off;'
+sed -i "s|^  server {|  upstream engine_uds { server unix:$T/eng.sock; keepalive 8; }\n  server {|" "$T/ng-nginx_unix/nginx.conf"
+nginx -c "$T/ng-nginx_unix/nginx.conf" -e "$T/ng-nginx_unix/error.log" &
+NG=$!
+CLEANUP+=("kill $NG")
+for _ in $(seq 50); do ss -Hltn "sport = :$NG_PORT" | grep -q . && break; sleep 0.1; done
+"$LS" record -p $UPID -o "$T/nginx_unix.data" 2>"$T/nginx_unix.data.log" &
+RPID=$!
+CLEANUP+=("kill -INT $RPID")
+wait_recording "$T/nginx_unix.data.log" || fail "servers.nginx_unix: record did not start"
+load nginx_unix $NG_PORT
+stop_recording 0.5
+"$LS" report --json "$T/nginx_unix.data" >"$T/nginx_unix.jsonl" 2>/dev/null
+$PY "$ACC" servers.nginx_unix "$T/nginx_unix.jsonl" "$T/nginx_unix.lg" --inner unix

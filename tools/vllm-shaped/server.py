@@ -17,6 +17,7 @@ writev); --loop asyncio --http h11 is the pure-Python variant.
   /usr/bin/python3 tools/vllm-shaped/server.py --port 8000 [--truth T.jsonl]
       [--max-running 4] [--step-us 3000] [--tokenize-us-per-byte 0.5]
       [--ready-file F] [--no-engine-events] [--loop uvloop|asyncio] [--http httptools|h11]
+      [--uds PATH]
 """
 import argparse
 import asyncio
@@ -46,6 +47,7 @@ ap.add_argument("--no-engine-events", action="store_true")
 # vLLM runs uvicorn on uvloop with httptools; asyncio + h11 is the variant
 ap.add_argument("--loop", default="uvloop", choices=["uvloop", "asyncio"])
 ap.add_argument("--http", default="httptools", choices=["httptools", "h11"])
+ap.add_argument("--uds", help="serve on this unix socket instead of TCP (uvicorn --uds)")
 args = ap.parse_args()
 
 # When the request's bytes were handed to the protocol: uvicorn's
@@ -180,5 +182,5 @@ async def completions(request: Request):
 
 
 if __name__ == "__main__":
-    uvicorn.run(app, host=args.host, port=args.port, loop=args.loop, http=args.http,
-                log_level="warning", access_log=False)
+    where = {"uds": args.uds} if args.uds else {"host": args.host, "port": args.port}
+    uvicorn.run(app, **where, loop=args.loop, http=args.http, log_level="warning", access_log=False)

@@ -304,6 +304,8 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 			     emit_ttft ? NULL : emit);
 		if (!r->t_in)
 			s->sub[LS_S_NET_UPLOAD] = LS_NULL;
+		if (r->transport_unix) /* no tracepoint says when its bytes were queued */
+			s->sub[LS_S_Q_SOCKET] = LS_NULL;
 		/* the first token's wire time is inside the served window here */
 		s->sub[LS_S_NET_WIRE] = r->t_dlv ? 0 : LS_NULL;
 		components(s->sub, host, other, s->comp);
@@ -315,6 +317,8 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 			     emit_ttft ? emit : NULL);
 		if (!r->t_in)
 			s->ttft_sub[LS_S_NET_UPLOAD] = LS_NULL;
+		if (r->transport_unix)
+			s->ttft_sub[LS_S_Q_SOCKET] = LS_NULL;
 		/* [T_first, T_first_dlv]: the first token on the wire */
 		s->ttft_sub[LS_S_NET_WIRE] = r->t_first_dlv ? s->ttft_sub[LS_S_NET_DRAIN] : LS_NULL;
 		s->ttft_sub[LS_S_NET_DRAIN] = r->t_first_dlv ? 0 : s->ttft_sub[LS_S_NET_DRAIN];

@@ -119,6 +119,7 @@ struct conn {
 	bool io_blocked_taken;
 
 	bool opaque, reset, peer_eof, http;
+	bool unix_sk; /* an AF_UNIX stream (LS_ADOPT_UNIX): ends at its close */
 	bool emitted_any; /* a request of it has left early (emit_answered) */
 	uint64_t resets;
 	struct ls_corr *corr;
@@ -524,6 +525,11 @@ static void on_adopt(struct ls_corr *c, const struct ls_ev_conn_adopt *e)
 
 	if (!cn)
 		return;
+	if (e->via == LS_ADOPT_UNIX) { /* streams begin at this request; no TCP */
+		if (!cn->rx)
+			cn->unix_sk = true, c->st.conns_unix++;
+		return;
+	}
 	cn->tuple = e->t;
 	cn->have_tuple = true;
 	if (cn->have_seq || cn->rx)
@@ -913,6 +919,19 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 		if (r->out_end)
 			r->t_end = time_past(&cn->acks, r->out_end - 1);
 	}
+	/* A unix socket: no wire. The request is whole on the host when the
+	 * app's read returns it (when its bytes entered the socket's queue no
+	 * tracepoint tells: queueing.socket is unobserved); a response byte is
+	 * in the peer's queue when the write returns. */
+	if (cn->unix_sk) {
+		r->transport_unix = true;
+		r->t_start = r->t_in = r->t_read;
+		if (r->t_out && !r->unparsed_why[0]) /* the response's end was written */
+			r->t_end = r->t_dlv = r->t_out;
+		r->t_first_dlv = r->t_end ? r->t_first : 0;
+		snprintf(r->client, sizeof(r->client), "unix");
+		snprintf(r->server, sizeof(r->server), "unix");
+	}
 	/* Without sequence anchors, the app's own read is the best start. */
 	if (!r->t_start)
 		r->t_start = r->t_in ? r->t_in : r->t_read;
@@ -1053,12 +1072,13 @@ static void emit_answered(struct ls_corr *c, struct conn *cn)
 {
 	size_t k = 0;
 
-	if (!cn->have_seq)
+	if (!cn->have_seq && !cn->unix_sk)
 		return;
 	while (k + 1 < cn->nreqs) {
 		const struct ls_request *r = cn->reqs[k];
 		if (k >= cn->next_resp || k + 1 == cn->tx_cur || k + 1 == cn->rx_cur ||
-		    k + 1 == cn->tx_inflight || !r->out_end || !r->t_out || cn->acked < r->out_end)
+		    k + 1 == cn->tx_inflight || !r->out_end || !r->t_out ||
+		    (!cn->unix_sk && cn->acked < r->out_end)) /* unix: written is delivered */
 			break;
 		k++;
 	}
@@ -1146,6 +1166,11 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec)
 	case LS_EV_TCP_DESTROY:
 		cn = conn_get(c, ((const struct ls_ev_tcp_destroy *)rec)->conn_id);
 		if (cn)
+			finish_conn(c, cn, false);
+		break;
+	case LS_EV_SOCK_CLOSE:
+		cn = ls_idmap_get(&c->conns, ((const struct ls_ev_sock_close *)rec)->conn_id);
+		if (cn && cn->unix_sk)
 			finish_conn(c, cn, false);
 		break;
 	default:

@@ -48,6 +48,7 @@ struct ls_request {
 	bool first_on_conn;
 	bool streaming;
 	bool partial; /* its start was before the capture (see LS_REQ_PARTIAL) */
+	bool transport_unix; /* on an AF_UNIX stream socket: no network parts */
 	char unparsed_why[192]; /* set: LS_REQ_UNPARSED, and why */
 
 	/* marks, CLOCK_MONOTONIC ns; 0 = not observed. t_end is T_ack, the
@@ -95,6 +96,7 @@ const char *ls_hold_name(int h);
 struct ls_corr_stats {
 	uint64_t conns, conns_http, conns_opaque;
 	uint64_t conns_adopted; /* met mid-flight: established before the capture */
+	uint64_t conns_unix;    /* AF_UNIX stream sockets that carried HTTP */
 	uint64_t requests, requests_partial;
 	uint64_t http_sync_lost;
 	uint64_t requests_unparsed; /* a message cut by sync loss (LS_REQ_UNPARSED) */

@@ -59,6 +59,7 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 		ls_jb_str(b, "\"status\":null,");
 	}
 	kv_name(b, "outcome", ls_outcome_name(r->outcome));
+	kv_name(b, "transport", r->transport_unix ? "unix" : "tcp");
 	if (r->unparsed_why[0])
 		ls_jb_kv_str(b, "unparsed_why", r->unparsed_why, true);
 	ls_jb_kv_str(b, "x_request_id", r->x_request_id, true);
