@@ -112,6 +112,20 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(LIB_SAN_OBJS) -lcmocka -lz -lm -lelf
 
+# Record's Python naming, tested without BPF against a forged interpreter
+# library that the test maps (tests/helpers/fakepy.c).
+$(BUILD)/fakepy/libpython3.11.so: tests/helpers/fakepy.c
+	$(call msg,LIB,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -fPIC -o $@ $<
+
+$(BUILD)/tests/test_pyrecord: tests/unit/test_pyrecord.c $(BUILD)/san/record/python.o $(LIB_SAN_OBJS) \
+		$(BUILD)/fakepy/libpython3.11.so | $(BUILD)/tests
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(BUILD)/san/record/python.o $(LIB_SAN_OBJS) \
+		-L$(BUILD)/fakepy -l:libpython3.11.so -Wl,-rpath,$(abspath $(BUILD)/fakepy) \
+		-lcmocka -lelf -lz -lm
+
 $(BUILD)/liblatsplit-engine.so: user/engine/engine.c include/latsplit/engine.h | $(BUILD)
 	$(call msg,LIB,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -fno-omit-frame-pointer -fPIC -shared -fvisibility=hidden -o $@ $<

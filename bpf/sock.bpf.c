@@ -35,11 +35,6 @@ struct io_record {
 	struct ls_ev_sock_io e;
 	__u8 data[2 * LS_IO_MAX_CAPTURE + LS_IO_MAX_SEGS * sizeof(struct ls_io_seg)];
 	struct ls_io_seg segs[LS_IO_MAX_SEGS]; /* staged here, copied after the payload */
-	struct {
-		__u64 off;
-		__u32 cap, n;
-		__u8 cut, holes;
-	} st; /* copy_payload's loop state */
 };
 
 struct {
@@ -238,64 +233,75 @@ static __always_inline __u64 io_vector(const struct io_inflight *io, __u32 *nvec
  * budget, up to half of it. */
 #define IOV_RESERVE 32
 
+/* One iovec per bpf_loop step: the verifier checks the body once, not once
+ * per iovec (sched.bpf.c's Python walker needs bpf_loop already). */
+struct iov_walk {
+	struct io_record *rec;
+	__u64 vec, moved, off;
+	__u32 nvec, budget, cap, n;
+	bool cut, holes;
+};
+
+static long iov_step(__u32 i, void *arg)
+{
+	struct iov_walk *w = arg;
+	struct iovec iov = {};
+	__u64 len, take, left, reserve;
+	__u32 at, k;
+
+	if (i >= w->nvec || w->off >= w->moved || w->cap >= w->budget || w->n >= LS_IO_MAX_SEGS)
+		return 1;
+	if (bpf_probe_read_user(&iov, sizeof(iov), (void *)(w->vec + (__u64)i * sizeof(iov))))
+		return 1;
+	len = iov.iov_len < w->moved - w->off ? iov.iov_len : w->moved - w->off;
+	if (!len)
+		return 0;
+	left = w->budget - w->cap;
+	k = w->nvec - i - 1;
+	reserve = (__u64)(k < LS_IO_MAX_SEGS ? k : LS_IO_MAX_SEGS) * IOV_RESERVE;
+	if (reserve > left / 2)
+		reserve = left / 2;
+	take = len < left - reserve ? len : left - reserve;
+	at = w->cap & (LS_IO_MAX_CAPTURE - 1); /* cap < budget <= MAX: unchanged */
+	take &= 2 * LS_IO_MAX_CAPTURE - 1;
+	if (take > LS_IO_MAX_CAPTURE)
+		return 1;
+	if (bpf_probe_read_user(&w->rec->data[at], take, iov.iov_base))
+		return 1;
+	w->holes |= w->cut;
+	w->cut = take < len;
+	w->rec->segs[w->n & (LS_IO_MAX_SEGS - 1)] = (struct ls_io_seg){(__u32)w->off, (__u32)take};
+	w->n++;
+	w->cap += take;
+	w->off += len;
+	return 0;
+}
+
 /* Copies the payload of the call's `moved` bytes into rec->data, every
  * iovec in order, at most capture_bytes in all; returns the bytes copied.
- * *nseg: pieces in rec->segs when they are not one prefix of the call,
- * else 0. The loop keeps its state in rec->st, map memory the verifier
- * treats as unknown on each pass, so that paths through one iovec meet
- * again at the next instead of multiplying. */
+ * *nseg: pieces after the payload when they are not one prefix of the
+ * call, else 0. */
 static __always_inline __u32 copy_payload(struct io_record *rec, const struct io_inflight *io,
 					  __u64 moved, __u16 *nseg)
 {
-	__u32 nvec, budget = capture_bytes;
-	__u64 vec;
+	struct iov_walk w = {.rec = rec, .moved = moved, .budget = capture_bytes};
 	bool plain;
 
 	*nseg = 0;
-	rec->st.cap = rec->st.n = rec->st.cut = rec->st.holes = 0;
-	rec->st.off = 0;
-	if (budget > LS_IO_MAX_CAPTURE)
-		budget = LS_IO_MAX_CAPTURE;
-	vec = io_vector(io, &nvec, &plain);
-	if (!vec)
+	if (w.budget > LS_IO_MAX_CAPTURE)
+		w.budget = LS_IO_MAX_CAPTURE;
+	w.vec = io_vector(io, &w.nvec, &plain);
+	if (!w.vec)
 		return 0;
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < LS_IO_MAX_SEGS; i++) {
-		struct iovec iov = {};
-		__u64 len, take, left, reserve, off = rec->st.off;
-		__u32 at, k, cap = rec->st.cap;
-
-		if (i >= nvec || off >= moved || cap >= budget)
-			break;
-		if (plain) {
-			iov.iov_base = (void *)vec;
-			iov.iov_len = moved;
-		} else if (bpf_probe_read_user(&iov, sizeof(iov), (void *)(vec + i * sizeof(iov)))) {
-			break;
-		}
-		len = iov.iov_len < moved - off ? iov.iov_len : moved - off;
-		if (!len)
-			continue;
-		left = budget - cap;
-		k = nvec - i - 1;
-		reserve = (__u64)(k < LS_IO_MAX_SEGS ? k : LS_IO_MAX_SEGS) * IOV_RESERVE;
-		if (reserve > left / 2)
-			reserve = left / 2;
-		take = len < left - reserve ? len : left - reserve;
-		at = cap & (LS_IO_MAX_CAPTURE - 1); /* cap < budget <= MAX: unchanged */
-		take &= 2 * LS_IO_MAX_CAPTURE - 1;
-		if (take > LS_IO_MAX_CAPTURE)
-			break;
-		if (bpf_probe_read_user(&rec->data[at], take, iov.iov_base))
-			break;
-		rec->st.holes |= rec->st.cut;
-		rec->st.cut = take < len;
-		rec->segs[rec->st.n & (LS_IO_MAX_SEGS - 1)] = (struct ls_io_seg){(__u32)off, (__u32)take};
-		rec->st.n++;
-		rec->st.cap = cap + take;
-		rec->st.off = off + len;
+	if (plain) {
+		__u32 n = (moved < w.budget ? moved : w.budget) & (2 * LS_IO_MAX_CAPTURE - 1);
+		if (n > LS_IO_MAX_CAPTURE || bpf_probe_read_user(rec->data, n, (void *)w.vec))
+			n = 0;
+		w.cap = n;
+	} else {
+		bpf_loop(LS_IO_MAX_SEGS, iov_step, &w, 0);
 	}
-	__u32 cap = rec->st.cap & (2 * LS_IO_MAX_CAPTURE - 1), n = rec->st.n;
+	__u32 cap = w.cap & (2 * LS_IO_MAX_CAPTURE - 1), n = w.n;
 
 	if (cap > LS_IO_MAX_CAPTURE)
 		return 0;
@@ -305,7 +311,7 @@ static __always_inline __u32 copy_payload(struct io_record *rec, const struct io
 		__u64 *tail = (__u64 *)&rec->data[cap & (LS_IO_MAX_CAPTURE * 2 - 8)];
 		*tail &= (1ull << ((cap & 7) * 8)) - 1;
 	}
-	if (!rec->st.holes)
+	if (!w.holes)
 		return cap;
 	if (n > LS_IO_MAX_SEGS)
 		n = LS_IO_MAX_SEGS;

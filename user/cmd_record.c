@@ -192,6 +192,10 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 	if (r->py && ls_py_unnamed(r->py))
 		fprintf(stderr, "  Python frames that could not be named (process memory unreadable): "
 				"%llu\n", ls_py_unnamed(r->py));
+	if (r->py && ls_py_over_budget(r->py))
+		fprintf(stderr, "  Python frames named without a line, or not at all, because a traced "
+				"process reached the recorder's memory budget (code objects, line "
+				"tables): %llu\n", ls_py_over_budget(r->py));
 	if (drops)
 		fprintf(stderr,
 			"latsplit record: warning: %llu events lost (BPF ring buffer full): raise "

@@ -228,7 +228,7 @@ enum ls_io_call {
 #define LS_IO_MAX_CAPTURE 4096
 /* iovecs of one call whose bytes are copied (IOV_MAX is 1024: the rest of
  * a longer vector is counted, not copied) */
-#define LS_IO_MAX_SEGS 32
+#define LS_IO_MAX_SEGS 64
 /* a piece of a sock_io payload: the call's bytes [off, off + len) */
 struct ls_io_seg {
 	__u32 off;

@@ -4,6 +4,7 @@
  */
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
@@ -414,18 +415,23 @@ int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid)
 		return -1;
 	p = proc_new(s, pid);
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long b, e, off;
+		unsigned long long b, e, off, ino;
+		unsigned int maj, min;
 		char perms[8], file[3000] = "";
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %2999[^\n]", &b, &e, perms, &off, file) < 4 ||
+		struct stat st;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %2999[^\n]", &b, &e, perms, &off, &maj,
+			   &min, &ino, file) < 7 ||
 		    perms[2] != 'x')
 			continue;
 		char full[3100];
-		/* Through the process's root when the path is not ours (another
-		 * mount namespace); ours otherwise: the process may be gone by
-		 * the time we read the file. */
+		/* Our file of that name only when it is the very inode mapped
+		 * (then its symbols are shared with every process mapping it);
+		 * else the process's own (another mount namespace, a file
+		 * replaced since), by the mapping itself: never a namesake. */
 		snprintf(full, sizeof(full), "%s", file[0] ? file : "[anon]");
-		if (file[0] == '/' && access(file, R_OK))
-			snprintf(full, sizeof(full), "/proc/%d/root%s", pid, file);
+		if (file[0] == '/' && (stat(file, &st) || st.st_ino != ino ||
+				       major(st.st_dev) != maj || minor(st.st_dev) != min))
+			snprintf(full, sizeof(full), "/proc/%d/map_files/%llx-%llx", pid, b, e);
 		map_add(p, b, e, off, file[0] ? file : "[anon]", full[0] == '/' ? full : NULL);
 	}
 	fclose(f);

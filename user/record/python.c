@@ -15,6 +15,7 @@
 
 #include "cli.h" /* ls_now_ns */
 #include "grow.h"
+#include "procfile.h"
 #include "pycode.h"
 
 /* A CPython version's layout: what the BPF walker follows, and the code
@@ -39,7 +40,19 @@ static const struct py_layout layouts[] = {
 struct py_pid {
 	pid_t pid;
 	int layout; /* index in layouts, -1: not an interpreter we walk */
+	bool has_state; /* codes or seen frames of it are held (dropped at its exit) */
 };
+
+/* What a traced process can make the recorder hold is bounded (its code
+ * objects and line tables are its to forge): a line table larger than any
+ * real function's is not kept, line tables together at most
+ * PY_LINES_BUDGET, at most PY_CODES_MAX code objects and PY_SEEN_MAX
+ * distinct frames. Past a budget, frames go unnamed and are counted; a
+ * process's state goes at its exit. About 60 MiB in all at worst. */
+#define PY_LINES_MAX_ONE (256u << 10)
+#define PY_LINES_BUDGET (32u << 20)
+#define PY_CODES_MAX (1u << 15)
+#define PY_SEEN_MAX (1u << 18)
 
 struct py_seen {
 	__u32 pid;
@@ -67,6 +80,8 @@ struct ls_py {
 	struct py_code *codes; /* open addressing by (pid, code) */
 	size_t ncodes, capcodes;
 	unsigned long long unnamed;
+	unsigned long long over_budget; /* frames unnamed, or named without lines, by a budget */
+	size_t line_bytes;              /* line tables held */
 	unsigned warned; /* minor versions already warned about (bit per minor) */
 };
 
@@ -96,6 +111,18 @@ void ls_py_free(struct ls_py *p)
 unsigned long long ls_py_unnamed(const struct ls_py *p)
 {
 	return p ? p->unnamed : 0;
+}
+
+unsigned long long ls_py_over_budget(const struct ls_py *p)
+{
+	return p ? p->over_budget : 0;
+}
+
+size_t ls_py_held(const struct ls_py *p)
+{
+	return p ? p->line_bytes + p->capcodes * sizeof(*p->codes) +
+			   p->capseen * sizeof(*p->seen) + p->cappids * sizeof(*p->pids)
+		 : 0;
 }
 
 static bool read_mem(pid_t pid, __u64 addr, void *buf, size_t len)
@@ -130,9 +157,10 @@ struct elf_syms {
 	__u64 vaddr0;           /* the first PT_LOAD's page-aligned address */
 };
 
-static int elf_lookup(const char *file, struct elf_syms *out)
+/* Reads the interpreter's symbols from fd (closed here). */
+static int elf_lookup(int fd, struct elf_syms *out)
 {
-	int fd = open(file, O_RDONLY | O_CLOEXEC), rc = -1;
+	int rc = -1;
 	Elf *elf;
 	Elf_Scn *scn = NULL;
 	size_t nph;
@@ -192,7 +220,7 @@ static struct py_pid *pid_slot(struct ls_py *p, pid_t pid)
 bool ls_py_detect(struct ls_py *p, pid_t pid)
 {
 	char path[4096 + 64], line[4096 + 256], file[4096];
-	unsigned long long start, end, off, base = 0;
+	unsigned long long start, end, off, base = 0, map_b = 0, map_e = 0;
 	int minor = -1;
 	FILE *f;
 
@@ -212,6 +240,8 @@ bool ls_py_detect(struct ls_py *p, pid_t pid)
 			continue;
 		snprintf(file, sizeof(file), "%s", line + at);
 		base = start - off; /* the file's first byte, as mapped */
+		map_b = start;
+		map_e = end;
 		break;
 	}
 	fclose(f);
@@ -220,9 +250,10 @@ bool ls_py_detect(struct ls_py *p, pid_t pid)
 	if (minor < 0)
 		return false;
 
+	/* the file the process mapped (never the host's of that name: a
+	 * hostile one can put a FIFO there, or another program) */
 	struct elf_syms es;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, file);
-	if (elf_lookup(path, &es) && elf_lookup(file, &es))
+	if (elf_lookup(ls_proc_open(pid, file, map_b, map_e), &es))
 		return false;
 	__u64 bias = base - es.vaddr0;
 	__u32 ver = 0;
@@ -260,16 +291,18 @@ static __u64 mix(__u64 a, __u64 b)
 	return h ^ h >> 29;
 }
 
-static bool seen_grow(struct ls_py *p)
+/* The seen table rehashed into cap slots, without pid `drop`'s (0: none). */
+static bool seen_rehash(struct ls_py *p, size_t cap, __u32 drop)
 {
-	size_t cap = p->capseen ? p->capseen * 2 : 1024;
 	struct py_seen *n = calloc(cap, sizeof(*n));
 
 	if (!n)
 		return false;
+	p->nseen = 0;
 	for (size_t i = 0; i < p->capseen; i++) {
-		if (!p->seen[i].key)
+		if (!p->seen[i].key || (drop && p->seen[i].pid == drop))
 			continue;
+		p->nseen++;
 		size_t h = mix(p->seen[i].pid, p->seen[i].key) & (cap - 1);
 		while (n[h].key)
 			h = (h + 1) & (cap - 1);
@@ -319,24 +352,45 @@ static const char *short_path(const char *s)
 	return s;
 }
 
+/* The code table rehashed into cap slots, without the entries of pid
+ * `drop` (0: none): their line tables freed. */
+static bool codes_rehash(struct ls_py *p, size_t cap, __u32 drop)
+{
+	struct py_code *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return false;
+	p->ncodes = 0;
+	for (size_t i = 0; i < p->capcodes; i++) {
+		struct py_code *c = &p->codes[i];
+		if (!c->code)
+			continue;
+		if (drop && c->pid == drop) {
+			p->line_bytes -= c->nlines;
+			free(c->lines);
+			continue;
+		}
+		size_t h = mix(c->pid, c->code) & (cap - 1);
+		while (n[h].code)
+			h = (h + 1) & (cap - 1);
+		n[h] = *c;
+		p->ncodes++;
+	}
+	free(p->codes);
+	p->codes = n;
+	p->capcodes = cap;
+	return true;
+}
+
 static struct py_code *code_info(struct ls_py *p, const struct py_layout *L, __u32 pid, __u64 code)
 {
 	if ((p->ncodes + 1) * 2 > p->capcodes) {
-		size_t cap = p->capcodes ? p->capcodes * 2 : 256;
-		struct py_code *n = calloc(cap, sizeof(*n));
-		if (!n)
+		if (p->ncodes >= PY_CODES_MAX) {
+			p->over_budget++;
 			return NULL;
-		for (size_t i = 0; i < p->capcodes; i++) {
-			if (!p->codes[i].code)
-				continue;
-			size_t h = mix(p->codes[i].pid, p->codes[i].code) & (cap - 1);
-			while (n[h].code)
-				h = (h + 1) & (cap - 1);
-			n[h] = p->codes[i];
 		}
-		free(p->codes);
-		p->codes = n;
-		p->capcodes = cap;
+		if (!codes_rehash(p, p->capcodes ? p->capcodes * 2 : 256, 0))
+			return NULL;
 	}
 	size_t h = mix(pid, code) & (p->capcodes - 1);
 	while (p->codes[h].code && !(p->codes[h].code == code && p->codes[h].pid == pid))
@@ -358,9 +412,14 @@ static struct py_code *code_info(struct ls_py *p, const struct py_layout *L, __u
 	read_str(pid, L, fn, fs, sizeof(fs));
 	snprintf(c->name, sizeof(c->name), "%.95s (%.90s", qs, short_path(fs));
 	c->firstlineno = first;
-	if (read_mem(pid, lt + L->bytes_size, &tlen, 8) && tlen && tlen < (1u << 20) &&
-	    (c->lines = malloc(tlen)) && read_mem(pid, lt + L->bytes_data, c->lines, tlen))
-		c->nlines = tlen;
+	if (read_mem(pid, lt + L->bytes_size, &tlen, 8) && tlen) {
+		if (tlen > PY_LINES_MAX_ONE || p->line_bytes + tlen > PY_LINES_BUDGET)
+			p->over_budget++; /* named without a line number */
+		else if ((c->lines = malloc(tlen)) && read_mem(pid, lt + L->bytes_data, c->lines, tlen))
+			c->nlines = tlen, p->line_bytes += tlen;
+		else
+			free(c->lines), c->lines = NULL;
+	}
 	c->ok = true;
 	return c;
 }
@@ -419,16 +478,42 @@ void ls_py_seen(struct ls_py *p, const struct ls_ev_pystack *e, ls_py_write_fn w
 		n = (e->h.size - offsetof(struct ls_ev_pystack, f)) / sizeof(e->f[0]);
 	for (__u32 i = 0; i < n && i < LS_PY_MAX_FRAMES; i++) {
 		__u64 key = LS_PY_KEY(e->f[i].code, e->f[i].lasti);
-		if ((p->nseen + 1) * 2 > p->capseen && !seen_grow(p))
-			return;
+		if ((p->nseen + 1) * 2 > p->capseen) {
+			if (p->nseen >= PY_SEEN_MAX) { /* named no more: counted */
+				p->over_budget += n - i;
+				return;
+			}
+			if (!seen_rehash(p, p->capseen ? p->capseen * 2 : 1024, 0))
+				return;
+		}
 		size_t h = mix(e->h.pid, key) & (p->capseen - 1);
 		while (p->seen[h].key && !(p->seen[h].key == key && p->seen[h].pid == e->h.pid))
 			h = (h + 1) & (p->capseen - 1);
 		if (!p->seen[h].key) {
 			p->seen[h] = (struct py_seen){e->h.pid, key, true};
 			p->nseen++;
+			pid_slot(p, e->h.pid)->has_state = true;
 			name_one(p, e->h.pid, key, write, ctx);
 		}
 	}
 }
 
+
+void ls_py_exit(struct ls_py *p, pid_t pid)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->npids && p->pids[i].pid != pid; i++)
+		;
+	if (i == p->npids)
+		return;
+	if (p->pids[i].has_state) {
+		if (p->capcodes)
+			codes_rehash(p, p->capcodes, (__u32)pid);
+		if (p->capseen)
+			seen_rehash(p, p->capseen, (__u32)pid);
+	}
+	p->pids[i] = p->pids[--p->npids];
+}

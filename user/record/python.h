@@ -34,5 +34,12 @@ void ls_py_seen(struct ls_py *p, const struct ls_ev_pystack *e, ls_py_write_fn w
 
 /* Frames that could not be named (process gone, memory unreadable). */
 unsigned long long ls_py_unnamed(const struct ls_py *p);
+/* Frames unnamed, or named without their line, because a budget on what
+ * traced processes can make the recorder hold was reached (see python.c). */
+unsigned long long ls_py_over_budget(const struct ls_py *p);
+/* Bytes held for naming frames (tables and line tables). */
+size_t ls_py_held(const struct ls_py *p);
+/* The process exited: what is held for it goes. */
+void ls_py_exit(struct ls_py *p, pid_t pid);
 
 #endif

@@ -194,6 +194,7 @@ static void watch_targets(struct ls_recorder *r, const struct ls_hdr *h)
 		fprintf(stderr, "latsplit record: pid %u (%.*s) listens on :%u: tracking it\n", h->pid,
 			LS_COMM_LEN, named ? pi->comm : "?", e->t.sport);
 	} else if (h->type == LS_EV_PROC_EXIT && ((const struct ls_ev_proc_exit *)h)->group_dead) {
+		ls_py_exit(r->py, h->pid);
 		for (int i = 0; i < r->ntargets; i++)
 			if (r->targets[i] == h->pid) {
 				r->targets_alive--;
