@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""A server whose responses end in a segment of their own that a test can
+drop by its content: POST /v1/completions answers with Content-Length, the
+head and body less its tail in one send, then, 20 ms later, the tail: the
+16 bytes TAILTAILTAILTAIL (TCP_NODELAY: a segment by itself). Stdlib only.
+
+  tail_server.py HOST PORT READY_FILE
+"""
+import os
+import socket
+import sys
+import threading
+import time
+
+TAIL = b"TAILTAILTAILTAIL"
+
+
+def serve(c):
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    buf = b""
+    while True:
+        while b"\r\n\r\n" not in buf:
+            d = c.recv(65536)
+            if not d:
+                c.close()
+                return
+            buf += d
+        head, _, buf = buf.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        hdr = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
+        n = int(hdr.get("content-length", "0"))
+        while len(buf) < n:
+            d = c.recv(65536)
+            if not d:
+                c.close()
+                return
+            buf += d
+        buf = buf[n:]
+        xrid = hdr.get("x-request-id", "none")
+        body = b'{"id":"' + xrid.encode() + b'","text":"' + b"x" * 200 + b'"}' + TAIL
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Request-Id: " +
+                  xrid.encode() + b"\r\nContent-Length: " + str(len(body)).encode() +
+                  b"\r\n\r\n" + body[:-len(TAIL)])
+        time.sleep(0.02)
+        c.sendall(TAIL)
+        if hdr.get("connection", "").lower() == "close":
+            c.close()
+            return
+
+
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(64)
+open(sys.argv[3], "w").close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
