@@ -5,7 +5,12 @@
   clients.py garbage HOST PORT      binary garbage, then close
   clients.py half HOST PORT         half a request head, then close
   clients.py reset HOST PORT        start a streaming request, RST mid-stream
+  clients.py idle HOST PORT MS XRID connect, pause MS, then one request
+                                    (Connection: close); prints its own marks as
+                                    JSON: connect_ns, idle_ns, total_ns (send to
+                                    last byte)
 """
+import json
 import socket
 import struct
 import sys
@@ -71,5 +76,26 @@ def reset(host, port):
     s.close()     # linger 0: RST
 
 
+def idle(host, port, ms, xrid):
+    t0 = time.monotonic_ns()
+    s = connect(host, port)
+    t_est = time.monotonic_ns()
+    time.sleep(int(ms) / 1000)
+    req = post("/v1/completions", '{"max_tokens": 3}', close=True)
+    req = req.replace(b"Host: t\r\n", b"Host: t\r\nX-Request-Id: " + xrid.encode() + b"\r\n")
+    t_send = time.monotonic_ns()
+    s.sendall(req)
+    t_last = t_send
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        t_last = time.monotonic_ns()
+    s.close()
+    print(json.dumps({"x_request_id": xrid, "connect_ns": t_est - t0, "idle_ns": t_send - t_est,
+                      "total_ns": t_last - t_send}))
+
+
 if __name__ == "__main__":
-    {"pipeline": pipeline, "garbage": garbage, "half": half, "reset": reset}[sys.argv[1]](*sys.argv[2:])
+    {"pipeline": pipeline, "garbage": garbage, "half": half, "reset": reset,
+     "idle": idle}[sys.argv[1]](*sys.argv[2:])

@@ -29,8 +29,35 @@ if command -v node >/dev/null; then
   start_recording "$T/node.data" "$T/node.ready" -- node "$ROOT/tools/servers/node-stream.js" \
     --port 18461 --ready-file "$T/node.ready" || fail "servers.node: server did not start"
   load node 18461
+  # clients that pause after connecting: that pause is theirs, outside the total
+  for i in 1 2 3; do
+    $PY "$ROOT/tests/integration/clients.py" idle 127.0.0.1 18461 50 "idle-$i" >>"$T/idle.marks"
+  done
   stop_recording 0.5
   judge node
+  res=$($PY - "$T/node.jsonl" "$T/idle.marks" <<'PY'
+import json, sys
+rep = {r.get("x_request_id"): r for r in map(json.loads, open(sys.argv[1]))}
+bad, out = [], []
+for c in map(json.loads, open(sys.argv[2])):
+    r = rep.get(c["x_request_id"])
+    if not r or r["total_ns"] is None:
+        bad.append((c["x_request_id"], "missing"))
+        continue
+    # the client's own: send to last byte, plus at most its connect call
+    # (which holds the handshake and Python's own socket set-up)
+    lo, hi = c["total_ns"], c["connect_ns"] + c["total_ns"]
+    idle = r.get("connect_idle_ns") or 0
+    out.append(f'{c["x_request_id"]}: total {r["total_ns"]/1e6:.3f} ms vs client '
+               f'[{lo/1e6:.3f}, {hi/1e6:.3f}], idle {idle/1e6:.1f} vs {c["idle_ns"]/1e6:.1f} ms')
+    tol = max(1e6, 0.02 * hi)
+    if not lo - tol <= r["total_ns"] <= hi + tol or abs(idle - c["idle_ns"]) > 1e6:
+        bad.append(c["x_request_id"])
+print("ok" if not bad and out else f"bad {bad}", "; ".join(out))
+PY
+)
+  check "servers.connect_idle: a client's 50 ms pause after connecting stays out of its first request: $res" \
+    [ "${res%% *}" = ok ]
   # A capture too short for the framing: every request is "unparsed" with
   # the reason, its bytes still counted; never "aborted"; and --json says
   # why nothing was split.

@@ -4,6 +4,10 @@
  *
  * [T_start, T_end] is cut at the marks, made monotonic (a mark earlier than
  * the one before it is moved up to it; every mark is clipped to T_end):
+ *   (before it)       network.connect: the first request on a new connection
+ *                     also holds its handshake [T_syn, T_est], a duration
+ *                     added to the total; the client's own pause between
+ *                     T_est and its first byte (connect_idle_ns) is not
  *   [T_start, T_in]   network.upload
  *   [T_in, T_read]    queueing.socket
  *   [T_read, T_sched] queueing.engine
@@ -36,13 +40,14 @@
 static const char *const comp_names[LS_C_N] = {"network", "queueing", "transfer",
 					       "compute", "host",     "other"};
 static const char *const sub_names[LS_S_N] = {
-	"network.upload",  "network.send_blocked", "network.wire",   "network.drain",
+	"network.connect", "network.upload", "network.send_blocked", "network.wire", "network.drain",
 	"queueing.socket", "queueing.engine",      "queueing.cpu",   "compute.kernel",
 	"compute.comm",    "transfer.h2d",         "transfer.d2h",   "transfer.other",
 };
 
 /* The one sub-part -> component map (report, flame and verdict ask here). */
 static const int sub_comp[LS_S_N] = {
+	[LS_S_NET_CONNECT] = LS_C_NETWORK,
 	[LS_S_NET_UPLOAD] = LS_C_NETWORK,       [LS_S_NET_SEND_BLOCKED] = LS_C_NETWORK,
 	[LS_S_NET_WIRE] = LS_C_NETWORK,         [LS_S_NET_DRAIN] = LS_C_NETWORK,
 	[LS_S_Q_SOCKET] = LS_C_QUEUEING,
@@ -299,9 +304,10 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		s->t_queued = queued_mark && sched_mark ? m.queued : 0;
 		s->frontend = s->t_queued ? m.queued - m.read : LS_NULL;
 		s->t_sched = sched_mark ? m.sched : 0;
-		s->total = m.end - m.start;
 		split_window(&m, layers, sched_mark != 0, s->sub, &host, &other,
 			     emit_ttft ? NULL : emit);
+		s->sub[LS_S_NET_CONNECT] = r->connect_ns;
+		s->total = r->connect_ns + (m.end - m.start);
 		if (!r->t_in)
 			s->sub[LS_S_NET_UPLOAD] = LS_NULL;
 		if (r->transport_unix) /* no tracepoint says when its bytes were queued */
@@ -312,9 +318,10 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 	}
 	if (whole && r->t_start && r->t_first && r->t_read) {
 		set_marks(r, first_end, r->t_first, sched_mark, queued_mark, &mf);
-		s->ttft = mf.end - mf.start;
 		split_window(&mf, layers, sched_mark != 0, s->ttft_sub, &host, &other,
 			     emit_ttft ? emit : NULL);
+		s->ttft_sub[LS_S_NET_CONNECT] = r->connect_ns;
+		s->ttft = r->connect_ns + (mf.end - mf.start);
 		if (!r->t_in)
 			s->ttft_sub[LS_S_NET_UPLOAD] = LS_NULL;
 		if (r->transport_unix)

@@ -907,14 +907,21 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 	if (cn->have_seq) {
 		if (r->in_end > r->in_begin)
 			r->t_in = time_past(&cn->arrivals, r->in_end - 1);
-		/* the handshake began with the first SYN-ACK, est - srtt when
-		 * none was lost; a retransmitted one tells its own time */
-		if (r->first_on_conn && cn->est_ts) {
-			r->t_start = cn->est_ts - (uint64_t)cn->est_srtt * 1000;
-			if (cn->synack0 && cn->synack0 < r->t_start)
-				r->t_start = cn->synack0;
-		} else if (r->in_end > r->in_begin) {
+		if (r->in_end > r->in_begin)
 			r->t_start = time_past(&cn->arrivals, r->in_begin);
+		/* A new connection's first request also holds the handshake: it
+		 * began with the first SYN-ACK, est - srtt when none was lost (a
+		 * retransmitted one tells its own time), and ended at est. What
+		 * the client did between est and its first byte is its own
+		 * time, outside the total. */
+		if (r->first_on_conn && cn->est_ts) {
+			uint64_t syn = cn->est_ts - (uint64_t)cn->est_srtt * 1000;
+			if (cn->synack0 && cn->synack0 < syn)
+				syn = cn->synack0;
+			if (!r->t_start || r->t_start < cn->est_ts)
+				r->t_start = cn->est_ts; /* bytes that came with the handshake's ACK */
+			r->connect_ns = cn->est_ts - syn;
+			r->connect_idle_ns = r->t_start - cn->est_ts;
 		}
 		if (r->out_end)
 			r->t_end = time_past(&cn->acks, r->out_end - 1);

@@ -56,6 +56,10 @@ struct ls_request {
 	 * transmission records (tcp_xmit) and are 0 without them. */
 	uint64_t t_start, t_in, t_read, t_first, t_out, t_end;
 	uint64_t t_first_dlv, t_dlv;
+	/* the first request on a connection whose handshake was seen: the
+	 * handshake [T_syn, T_est] (network.connect, inside the total) and the
+	 * client's pause from T_est to its first byte (outside it); 0 else */
+	uint64_t connect_ns, connect_idle_ns;
 
 	uint64_t bytes_in, bytes_out;
 	uint32_t tokens;

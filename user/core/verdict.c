@@ -32,6 +32,10 @@ int ls_verdict_part_comp(int p)
 const char *ls_verdict_remedy(int p)
 {
 	switch (p) {
+	case LS_S_NET_CONNECT:
+		return "new connections wait for their handshakes: reuse connections (keep-alive, "
+		       "client connection pools); a slow handshake is the path's RTT and loss, or a "
+		       "full listen queue (raise the backlog, add acceptors)";
 	case LS_S_NET_UPLOAD:
 		return "requests take long to arrive: long prompts over a slow or lossy uplink; "
 		       "compress request bodies, move clients closer, check loss toward the server";

@@ -99,6 +99,8 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 		ls_jb_kv_u64(b, ls_sub_name(k), s.sub[k], k + 1 < LS_S_N);
 	ls_jb_str(b, "},");
 	ls_jb_kv_u64(b, "frontend_ns", s.frontend, true);
+	/* a new connection's client paused this long after its handshake (not in the total) */
+	ls_jb_kv_u64(b, "connect_idle_ns", r->connect_ns ? r->connect_idle_ns : LS_NULL, true);
 	/* the client had the last byte at T_dlv; its ACK came this much later */
 	ls_jb_kv_u64(b, "ack_delay_ns",
 		     r->t_dlv && r->t_end >= r->t_dlv ? r->t_end - r->t_dlv : LS_NULL, true);

@@ -24,9 +24,10 @@ void ls_verdict_print(FILE *out, const struct ls_verdict *v)
 	}
 	const char *what = v->ttft ? "time to first token" : "latency";
 	fprintf(out, "\nverdict (%zu requests, shares of summed %s):\n", v->judged, what);
-	fprintf(out, "  network:     %5.1f%%  upload %.1f%%, send-blocked %.1f%%, drain %.1f%%; "
-		     "%llu retransmitted segments\n",
-		100 * comp[LS_C_NETWORK] / whole, 100 * part[LS_S_NET_UPLOAD] / whole,
+	fprintf(out, "  network:     %5.1f%%  connect %.1f%%, upload %.1f%%, send-blocked %.1f%%, "
+		     "drain %.1f%%; %llu retransmitted segments\n",
+		100 * comp[LS_C_NETWORK] / whole, 100 * part[LS_S_NET_CONNECT] / whole,
+		100 * part[LS_S_NET_UPLOAD] / whole,
 		100 * part[LS_S_NET_SEND_BLOCKED] / whole, 100 * part[LS_S_NET_DRAIN] / whole,
 		(unsigned long long)v->retrans);
 	if (part[LS_S_NET_WIRE] > 0)
