@@ -35,12 +35,27 @@ if ! command -v tmux >/dev/null; then skip "top.tmux: no tmux"; exit 0; fi
 S=latsplit-top-$$
 tmux new-session -d -s $S -x 160 -y 50 "$LS top --port $PORT 2>$T/tmux.err; echo \$? >$T/tmux.rc"
 CLEANUP+=("tmux kill-session -t $S")
-sleep 1
+# No fixed sleeps (a slow machine once failed them): the load starts once
+# top draws its first screen; the pane is read until a request's split is on
+# it (top shows a request once its split is final, seconds after its end);
+# a program is freed a moment after the last fd on it closes: polled too.
+for _ in $(seq 150); do
+  tmux capture-pane -p -t $S 2>/dev/null | grep -q '^latsplit top:' && break
+  sleep 0.1
+done
 "$LOADGEN" --port $PORT -c 2 -d 6 --stream --max-tokens 6 2>/dev/null
-tmux capture-pane -p -t $S >"$T/pane.txt"
+for _ in $(seq 100); do
+  tmux capture-pane -p -t $S >"$T/pane.txt"
+  grep -q '/v1/completions' "$T/pane.txt" && break
+  sleep 0.1
+done
 tmux send-keys -t $S q
-wait_for_file "$T/tmux.rc" 10
-left=$(bpftool prog show 2>/dev/null | grep -c 'name sched_switch_btf\|name sched_switch_raw' || true)
+wait_for_file "$T/tmux.rc" 20
+for _ in $(seq 50); do
+  left=$(bpftool prog show 2>/dev/null | grep -c 'name sched_switch_btf\|name sched_switch_raw' || true)
+  [[ $left -eq 0 ]] && break
+  sleep 0.1
+done
 info "tmux pane:"; head -12 "$T/pane.txt" | sed 's/^/    | /'
 check "top.tmux: redraws in place (one header on screen), shows requests, q exits 0, no BPF program left (${left})" \
   bash -c "[[ \$(grep -c '^latsplit top:' '$T/pane.txt') -eq 1 ]] && grep -q '/v1/completions' '$T/pane.txt' && [[ \$(cat '$T/tmux.rc' 2>/dev/null) == 0 && $left -eq 0 ]]"
