@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""An HTTP/1.1 server that reads and writes with vectored I/O at awkward
+boundaries, for the secrets test: requests are read with recvmsg_into into
+buffers of 7, 5 and 11 bytes then 4 KiB (a header value cut across
+iovecs), responses go out with one sendmsg of many iovecs (each head line
+cut in two, a Set-Cookie value among them) and streams as uvloop writes
+them (size line, data, CRLF; the last with [DONE] and the 0-chunk). Every
+body carries PLANTEDCOMPLETION0009. Stdlib only.
+
+  iov_server.py HOST PORT READY_FILE
+"""
+import socket
+import sys
+import threading
+
+SECRET_COOKIE = b"session=PLANTEDSETCOOKIE0008"
+TEXT = b"PLANTEDCOMPLETION0009 jumps over"
+
+
+def recv_some(c):
+    bufs = [bytearray(7), bytearray(5), bytearray(11), bytearray(4096)]
+    n = c.recvmsg_into(bufs)[0]
+    return b"".join(bytes(b) for b in bufs)[:n]
+
+
+def halves(line):
+    k = max(1, len(line) // 2)
+    return [line[:k], line[k:]]
+
+
+def serve(c):
+    buf = b""
+    while True:
+        while b"\r\n\r\n" not in buf:
+            d = recv_some(c)
+            if not d:
+                c.close()
+                return
+            buf += d
+        head, _, buf = buf.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        hdr = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
+        n = int(hdr.get("content-length", "0"))
+        while len(buf) < n:
+            d = recv_some(c)
+            if not d:
+                c.close()
+                return
+            buf += d
+        body, buf = buf[:n], buf[n:]
+        xrid = hdr.get("x-request-id", "none").encode()
+        stream = b'"stream": true' in body
+        hl = [b"HTTP/1.1 200 OK\r\n", b"X-Request-Id: " + xrid + b"\r\n",
+              b"Set-Cookie: " + SECRET_COOKIE + b"\r\n"]
+        if stream:
+            hl += [b"Content-Type: text/event-stream\r\n", b"Transfer-Encoding: chunked\r\n\r\n"]
+            iov = [p for l in hl for p in halves(l)]
+            c.sendmsg(iov)
+            for i in range(3):
+                ev = b'data: {"text": "' + TEXT + b" " + str(i).encode() + b'"}\n\n'
+                iov = [b"%x\r\n" % len(ev), ev, b"\r\n"]
+                if i == 2:
+                    done = b"data: [DONE]\n\n"
+                    iov += [b"%x\r\n" % len(done), done, b"\r\n", b"0\r\n\r\n"]
+                c.sendmsg(iov)
+        else:
+            payload = b'{"text": "' + TEXT + b'"}'
+            hl += [b"Content-Type: application/json\r\n",
+                   b"Content-Length: " + str(len(payload)).encode() + b"\r\n\r\n"]
+            c.sendmsg([p for l in hl for p in halves(l)] + [payload[:9], payload[9:]])
+
+
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(16)
+open(sys.argv[3], "w").close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
