@@ -13,6 +13,8 @@ import socket
 import sys
 import threading
 
+from minihttp import read_request
+
 SECRET_COOKIE = b"session=PLANTEDSETCOOKIE0008"
 TEXT = b"PLANTEDCOMPLETION0009 jumps over"
 
@@ -31,23 +33,11 @@ def halves(line):
 def serve(c):
     buf = b""
     while True:
-        while b"\r\n\r\n" not in buf:
-            d = recv_some(c)
-            if not d:
-                c.close()
-                return
-            buf += d
-        head, _, buf = buf.partition(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        hdr = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
-        n = int(hdr.get("content-length", "0"))
-        while len(buf) < n:
-            d = recv_some(c)
-            if not d:
-                c.close()
-                return
-            buf += d
-        body, buf = buf[:n], buf[n:]
+        req = read_request(lambda: recv_some(c), buf)
+        if not req:
+            c.close()
+            return
+        hdr, body, buf = req
         xrid = hdr.get("x-request-id", "none").encode()
         stream = b'"stream": true' in body
         hl = [b"HTTP/1.1 200 OK\r\n", b"X-Request-Id: " + xrid + b"\r\n",

@@ -6,11 +6,12 @@ head and body less its tail in one send, then, 20 ms later, the tail: the
 
   tail_server.py HOST PORT READY_FILE
 """
-import os
 import socket
 import sys
 import threading
 import time
+
+from minihttp import read_request
 
 TAIL = b"TAILTAILTAILTAIL"
 
@@ -19,23 +20,11 @@ def serve(c):
     c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     buf = b""
     while True:
-        while b"\r\n\r\n" not in buf:
-            d = c.recv(65536)
-            if not d:
-                c.close()
-                return
-            buf += d
-        head, _, buf = buf.partition(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        hdr = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
-        n = int(hdr.get("content-length", "0"))
-        while len(buf) < n:
-            d = c.recv(65536)
-            if not d:
-                c.close()
-                return
-            buf += d
-        buf = buf[n:]
+        req = read_request(lambda: c.recv(65536), buf)
+        if not req:
+            c.close()
+            return
+        hdr, _, buf = req
         xrid = hdr.get("x-request-id", "none")
         body = b'{"id":"' + xrid.encode() + b'","text":"' + b"x" * 200 + b'"}' + TAIL
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Request-Id: " +

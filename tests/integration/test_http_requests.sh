@@ -37,8 +37,8 @@ ok("http.keepalive", len(ka) == 10 and len({r["conn_id"] for r in ka}) == 1
            and r["path"] == "/v1/completions" for r in ka),
    f"{len(ka)} requests on {len({r['conn_id'] for r in ka})} connection(s)")
 ok("http.components_sum", all(r["components"]["network"] ==
-   r["sub"]["network.upload"] + r["sub"]["network.send_blocked"] + r["sub"]["network.drain"]
-   for r in ka))
+   r["sub"]["network.connect"] + r["sub"]["network.upload"] + r["sub"]["network.send_blocked"]
+   + r["sub"]["network.drain"] for r in ka))
 
 pipe = [v for v in by_conn.values() if any(r["path"] == "/nope" for r in v)]
 want = [("GET", "/health", 200), ("POST", "/v1/completions", 200),
