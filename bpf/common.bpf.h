@@ -107,6 +107,8 @@ struct io_inflight {
 	__u16 dir;
 	__u32 nvec; /* readv/writev: iovec count */
 	__u32 unix_sk; /* an AF_UNIX stream socket: no TCP sequence numbers */
+	__u32 seq0; /* sendmmsg/recvmmsg: the stream's position at entry */
+	__u32 pad;
 };
 
 struct {

@@ -194,6 +194,8 @@ static __always_inline int io_enter(__u64 fd, __u64 buf, __u16 call, __u16 dir, 
 	io.call = call;
 	io.dir = dir;
 	io.nvec = nvec;
+	if ((call == LS_IO_SENDMMSG || call == LS_IO_RECVMMSG) && !is_unix)
+		io.seq0 = io_seq(io.sk, dir, 0);
 	bpf_map_update_elem(&io_inflight, &tid, &io, BPF_ANY);
 	return 0;
 }
@@ -216,6 +218,8 @@ static __always_inline __u64 io_vector(const struct io_inflight *io, __u32 *nvec
 		return io->buf;
 	case LS_IO_RECVMSG:
 	case LS_IO_SENDMSG:
+	case LS_IO_RECVMMSG: /* the first message's (struct mmsghdr starts with it) */
+	case LS_IO_SENDMMSG:
 		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)io->buf))
 			return 0;
 		*nvec = msg.msg_iovlen;
@@ -357,6 +361,13 @@ static __always_inline int io_exit(long ret)
 
 	if (!io)
 		return 0;
+	/* several messages (a count returned): the bytes are how far the
+	 * stream moved */
+	if (io->call == LS_IO_SENDMMSG || io->call == LS_IO_RECVMMSG) {
+		if (ret <= 0 || io->unix_sk)
+			goto out;
+		ret = io_seq(io->sk, io->dir, 0) - io->seq0;
+	}
 	/* ret == 0 on a read is EOF: the peer closed; worth a record. */
 	if (ret < 0 || (ret == 0 && io->dir == LS_IO_OUT))
 		goto out;
@@ -383,7 +394,14 @@ static __always_inline int io_exit(long ret)
 	rec->e.call = io->call;
 	rec->e.seq = io->unix_sk ? 0 : io_seq(io->sk, io->dir, ret);
 	rec->e.pad2 = 0;
-	n = copy_payload(rec, io, ret, &nseg);
+	if (io->call == LS_IO_SENDMMSG || io->call == LS_IO_RECVMMSG) {
+		__u32 first = 0; /* the first message's bytes: its mmsghdr.msg_len */
+
+		bpf_probe_read_user(&first, sizeof(first), (void *)(io->buf + sizeof(struct user_msghdr)));
+		n = copy_payload(rec, io, first < ret ? first : ret, &nseg);
+	} else {
+		n = copy_payload(rec, io, ret, &nseg);
+	}
 	rec->e.cap_len = n;
 	rec->e.nseg = nseg;
 	size = sizeof(rec->e) + ((n + 7) & ~7ull) + (__u64)nseg * sizeof(struct ls_io_seg);
@@ -439,6 +457,11 @@ ENTER(write, LS_IO_WRITE, LS_IO_OUT, 0, 0)
 ENTER(writev, LS_IO_WRITEV, LS_IO_OUT, 0, ctx->args[2])
 ENTER(sendto, LS_IO_SENDTO, LS_IO_OUT, 0, 0)
 ENTER(sendmsg, LS_IO_SENDMSG, LS_IO_OUT, 0, 0)
+
+/* sendmmsg/recvmmsg(fd, msgvec, vlen, flags): the first message's payload,
+ * every message's bytes */
+ENTER(sendmmsg, LS_IO_SENDMMSG, LS_IO_OUT, 0, 0)
+ENTER(recvmmsg, LS_IO_RECVMMSG, LS_IO_IN, ctx->args[3], 0)
 
 /* sendfile(out_fd, in_fd, ...) to a socket: bytes without payload. */
 SEC("tracepoint/syscalls/sys_enter_sendfile64")

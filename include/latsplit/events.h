@@ -216,14 +216,17 @@ struct ls_ev_tcp_destroy {
  * keep a share of the budget for the later ones (their framing), and nseg
  * struct ls_io_seg follow the payload (at its 8-byte-aligned end), saying
  * where each piece of it lies among the call's bytes. sendfile and splice
- * carry no payload (cap_len 0): their bytes still count. blocked_ns: time
+ * carry no payload (cap_len 0): their bytes still count. sendmmsg and
+ * recvmmsg carry the first message's payload and every message's bytes (how
+ * far the socket's sequence moved during the call: TCP sockets only).
+ * blocked_ns: time
  * the thread slept inside a write (send buffer full / zero window).
  */
 enum ls_io_dir { LS_IO_IN = 0, LS_IO_OUT = 1 };
 enum ls_io_call {
 	LS_IO_READ, LS_IO_READV, LS_IO_RECVFROM, LS_IO_RECVMSG,
 	LS_IO_WRITE, LS_IO_WRITEV, LS_IO_SENDTO, LS_IO_SENDMSG,
-	LS_IO_SENDFILE, LS_IO_SPLICE,
+	LS_IO_SENDFILE, LS_IO_SPLICE, LS_IO_SENDMMSG, LS_IO_RECVMMSG,
 };
 #define LS_IO_MAX_CAPTURE 4096
 /* iovecs of one call whose bytes are copied (IOV_MAX is 1024: the rest of

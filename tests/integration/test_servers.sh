@@ -89,6 +89,27 @@ else
   skip "servers.node: no nodejs (tools/install-deps.sh)"
 fi
 
+# --- a server on recvmmsg/sendmmsg: the first message's payload, every
+# message's bytes (the response's head, then its body, each a message)
+if cc -D_GNU_SOURCE -O1 -o "$T/mmsg_server" "$ROOT/tests/helpers/mmsg_server.c"; then
+  start_recording "$T/mmsg.data" "$T/mmsg.ready" -- "$T/mmsg_server" 18464 "$T/mmsg.ready" ||
+    fail "servers.mmsg: server did not start"
+  sizes=()
+  for i in 1 2 3; do
+    sizes+=("$(curl -s -o /dev/null -w '%{size_header}+%{size_download}' -H "X-Request-Id: mmsg-$i" \
+      -d '{"prompt":"x"}' http://127.0.0.1:18464/v1/completions)")
+  done
+  stop_recording 0.5
+  "$LS" report --json "$T/mmsg.data" >"$T/mmsg.jsonl" 2>/dev/null
+  got=$(grep -o '"outcome":"[a-z_]*".*"x_request_id":"mmsg-[0-9]".*"bytes_out":[0-9]*' "$T/mmsg.jsonl" |
+    sed -E 's/"outcome":"([a-z_]*)".*"x_request_id":"(mmsg-[0-9])".*"bytes_out":([0-9]*)/\2 \1 \3/' | sort)
+  want=$(for i in 1 2 3; do echo "mmsg-$i ok $(( ${sizes[i-1]} ))"; done)
+  check "servers.mmsg: requests read by recvmmsg, answered by sendmmsg: $(echo $got) (want $(echo $want))" \
+    [ "$got" = "$want" ]
+else
+  fail "servers.mmsg: cc failed"
+fi
+
 # --- nginx in front of the vLLM-shaped engine
 if ! command -v nginx >/dev/null || ! $PY -c 'import fastapi, uvicorn, zmq, uvloop, httptools' 2>/dev/null; then
   skip "servers.nginx: nginx-light or the vLLM-shaped engine's Python packages missing (tools/install-deps.sh)"

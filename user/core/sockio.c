@@ -8,8 +8,9 @@
 
 const char *ls_io_call_name(unsigned int call)
 {
-	static const char *const calls[] = {"read",  "readv",  "recvfrom", "recvmsg", "write",
-					    "writev", "sendto", "sendmsg",  "sendfile", "splice"};
+	static const char *const calls[] = {"read",     "readv",    "recvfrom", "recvmsg",
+					    "write",    "writev",   "sendto",   "sendmsg",
+					    "sendfile", "splice",   "sendmmsg", "recvmmsg"};
 
 	return call < sizeof(calls) / sizeof(calls[0]) ? calls[call] : "?";
 }
