@@ -247,7 +247,8 @@ static void counter(struct ls_pf *pf, uint64_t track, struct ls_tick *t, size_t 
 {
 	long v = 0;
 
-	qsort(t, n, sizeof(*t), tick_cmp);
+	if (n)
+		qsort(t, n, sizeof(*t), tick_cmp);
 	for (size_t i = 0; i < n; i++) {
 		v += t[i].d;
 		if (i + 1 == n || t[i + 1].t != t[i].t)
@@ -342,7 +343,8 @@ static int gpu_by_start(const void *a, const void *b)
 
 static void emit_gpu(struct tl_ctx *c)
 {
-	qsort(c->gpu, c->ngpu, sizeof(*c->gpu), gpu_by_start);
+	if (c->ngpu) /* qsort(NULL, 0) is undefined */
+		qsort(c->gpu, c->ngpu, sizeof(*c->gpu), gpu_by_start);
 	static const char *const dir[4] = {"copy", "H2D", "D2H", "D2D"};
 
 	if (c->ngpu)

@@ -20,11 +20,14 @@
  * taken at host instants (3 ms each), compute 2 ms, other 4 ms, all of it
  * overlapping wait_fn's blocked span; with the front end's 0.1 ms, other is
  * 4.1 ms, spread over the one blocked stack that overlaps other instants.
- * Usage: flame-capture FILE [--mapping PATH]
+ * Usage: flame-capture FILE [--mapping PATH | --huge-nips]
+ * With --huge-nips, each stack record claims 0x20000001 addresses (it holds
+ * one): a crafted count (hostile-host finding 7).
  * With --mapping, no symbol records: one mapping record of process 100 names
  * PATH as the file behind every address, so flame opens it to symbolize (a
  * hostile capture can name a FIFO or a device there).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -131,9 +134,11 @@ int main(int argc, char **argv)
 	struct ls_file_hdr fh;
 
 	const char *mapping = argc == 4 && !strcmp(argv[2], "--mapping") ? argv[3] : NULL;
+	/* a hostile count: nips * 8 wraps in 32 bits to 8, the record's size */
+	bool huge_nips = argc == 3 && !strcmp(argv[2], "--huge-nips");
 
-	if (argc != 2 && !mapping) {
-		fprintf(stderr, "usage: flame-capture FILE [--mapping PATH]\n");
+	if (argc != 2 && !mapping && !huge_nips) {
+		fprintf(stderr, "usage: flame-capture FILE [--mapping PATH | --huge-nips]\n");
 		return 2;
 	}
 	unlink(argv[1]);
@@ -205,7 +210,7 @@ int main(int argc, char **argv)
 		memset(s, 0, sizeof(*s));
 		hdr(&s->h, LS_REC_STACK, sizeof(buf), B + 20 * MS, 0);
 		s->id = id;
-		s->nips = 1;
+		s->nips = huge_nips ? 0x20000001u : 1;
 		__u64 ip = 0x1000ull * id;
 		memcpy(s + 1, &ip, 8);
 		ls_writer_append(w, &s->h);

@@ -48,6 +48,15 @@ for f in symbolized raw cut; do
   run "0 1" flame --kind latency --ttft --component host "$d"
   run "0 1" flame --kind latency --request 1 "$d"
 done
+# hostile-host findings 7 and 12: a stack record claiming 0x20000001
+# addresses (n * 8 wrapped in 32 bits), and a capture with no GPU record
+# (timeline once sorted a NULL array)
+"$ROOT/build/flame-capture" "$T/nips.data" --huge-nips >/dev/null
+for k in latency gpu cpu offcpu; do run "0 1" flame --kind $k "$T/nips.data"; done
+run "0" timeline "$T/nips.data" -o "$T/nips.pftrace"
+"$SAN" record -d 0.5 -p $$ -o "$T/nogpu.data" >/dev/null 2>&1
+run "0" timeline "$T/nogpu.data" -o "$T/nogpu.pftrace"
+run "0" report --html "$T/nogpu.data" -o "$T/nogpu.html"
 for c in record report dump flame check; do run "0" $c --help; done
 run "1" report "$T/nonexistent.data"
 run "2" flame --kind nonsense "$T/raw.data"

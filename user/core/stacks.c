@@ -218,11 +218,13 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 	if (rec->type == LS_REC_STACK) {
 		const struct ls_rec_stack *s = (const void *)rec;
 		struct ls_rec_stack *c = dup_rec(rec);
-		__u32 n = s->nips;
-		if (sizeof(*s) + n * 8 > rec->size)
+		/* nips is the file's: bounded by the record in 64 bits (n * 8
+		 * in 32 wrapped, and a crafted count read past the record) */
+		uint64_t n = s->nips;
+		if (n > (rec->size - sizeof(*s)) / 8)
 			n = (rec->size - sizeof(*s)) / 8;
 		GROW(d->stacks, d->nstacks, d->capstacks);
-		d->stacks[d->nstacks++] = ((struct ls_stk){s->id, n, (const __u64 *)(c + 1)});
+		d->stacks[d->nstacks++] = ((struct ls_stk){s->id, (__u32)n, (const __u64 *)(c + 1)});
 	} else if (rec->type == LS_REC_SYM) {
 		struct ls_rec_sym *c = dup_rec(rec);
 		((char *)c)[rec->size - 1] = '\0';

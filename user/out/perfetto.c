@@ -342,7 +342,8 @@ int ls_pf_write(struct ls_pf *pf, FILE *out, size_t *nevents)
 	end(&p);
 	end(&p);
 	put(&p, pf->desc.b, pf->desc.n);
-	qsort(pf->ev, pf->nev, sizeof(*pf->ev), ev_cmp);
+	if (pf->nev)
+		qsort(pf->ev, pf->nev, sizeof(*pf->ev), ev_cmp);
 	for (size_t i = 0; i < pf->nev; i++) {
 		const struct ev *e = &pf->ev[i];
 		size_t iid = e->iid;
