@@ -59,3 +59,26 @@ PY
 sed 's/^/    /' "$T/cmp.txt"
 check "flight.same_split: report on the dump alone splits the slow request as the full capture does" \
   bash -c "! grep -q MISMATCH '$T/cmp.txt'"
+
+# Hostile-host findings 4 and 11. The rate: --max-dumps-per-hour 70 with a
+# trigger every request matches: at most 70 dumps (the history once held 64
+# stamps, so past 64 dumps the limit never bit: 300 in 30 s for a limit of
+# 100). Triggers no request can fire are refused: nan, inf, hex, past uint64.
+mkdir -p "$T/many"
+"$LS" record --port $PORT --flight-recorder 2 --trigger 'total>0' --max-dumps-per-hour 70 \
+  --flight-dir "$T/many" 2>"$T/many.log" &
+RPID=$!
+CLEANUP+=("kill -INT $RPID")
+wait_recording "$T/many.log" || { fail "flight.rate: record did not start"; exit 0; }
+"$LOADGEN" --port $PORT -c 2 -n 120 --rate 30 --max-tokens 2 2>/dev/null
+sleep 5
+kill -INT $RPID; wait $RPID
+n=$(ls "$T/many" | wc -l)
+check "flight.rate: --max-dumps-per-hour 70 with 120 matching requests at 30/s: $n dumps" [ "$n" -ge 60 -a "$n" -le 70 ]
+bad=()
+for t in 'total>nan' 'total>inf' 'total>1e300' 'total>0x10s' 'retransmits>99999999999999999999999' \
+  'retransmits>-1' 'ttft>-5ms'; do
+  "$LS" record --flight-recorder 5 --trigger "$t" -d 0.1 --port 1 >/dev/null 2>"$T/trig.err"; rc=$?
+  [[ $rc -eq 2 ]] || bad+=("$t: exit $rc")
+done
+check "flight.trigger_refused: triggers that could never fire are refused (exit 2) ${bad[*]:-}" [ ${#bad[@]} -eq 0 ]

@@ -29,10 +29,15 @@ static const char *const comp_names[] = {"network", "queueing", "transfer",
 static bool parse_duration(const char *s, uint64_t *ns)
 {
 	char *end;
-	double v = strtod(s, &end);
-	double mul = 1e9;
+	size_t digits = strspn(s, "0123456789.");
+	double v, mul = 1e9;
 
-	if (end == s || v < 0)
+	/* plain decimals only: strtod would take nan, inf, hex and exponents
+	 * (total>nan never fired; NaN to an integer is undefined) */
+	if (!digits)
+		return false;
+	v = strtod(s, &end);
+	if (end != s + digits || !(v >= 0))
 		return false;
 	if (!strcmp(end, "ns"))
 		mul = 1;
@@ -41,6 +46,8 @@ static bool parse_duration(const char *s, uint64_t *ns)
 	else if (!strcmp(end, "ms"))
 		mul = 1e6;
 	else if (strcmp(end, "s") && *end)
+		return false;
+	if (v * mul >= 1e19) /* past uint64: a trigger that could never fire */
 		return false;
 	*ns = (uint64_t)(v * mul);
 	return true;
@@ -59,8 +66,11 @@ int ls_trigger_parse(const char *s, struct ls_trigger *t, char *err, size_t len)
 	what[gt - s] = '\0';
 	if (!strcmp(what, "retransmits")) {
 		char *end;
-		unsigned long long v = strtoull(gt + 1, &end, 10);
-		if (end == gt + 1 || *end)
+		unsigned long long v;
+		errno = 0;
+		v = strtoull(gt + 1, &end, 10);
+		/* digits only (strtoull takes "-1" as a huge count), in range */
+		if (end == gt + 1 || *end || !strchr("0123456789", gt[1]) || errno == ERANGE)
 			goto bad;
 		t->what = LS_TRIG_RETRANS;
 		t->above = v;
@@ -343,13 +353,12 @@ void ls_flight_request(void *ctx, const struct ls_request *r, const struct ls_sp
 		;
 	if (t == f->ntrig || !r->t_start)
 		return;
-	/* the rate: dumps in the last hour */
-	unsigned recent = 0;
-	for (unsigned i = 0; i < f->ndump_at && i < 64; i++)
-		recent += f->dump_at[i] + HOUR_NS > f->now;
-	for (int i = 0; i < f->npend; i++)
-		recent++;
-	if (recent >= f->max_per_hour || f->npend == 16) {
+	/* the rate: dumps in the last hour, and those waiting to be written */
+	while (f->dump_n && f->dump_at[f->dump_head] + HOUR_NS <= f->now) {
+		f->dump_head = (f->dump_head + 1) % f->max_per_hour;
+		f->dump_n--;
+	}
+	if (f->dump_n + f->npend >= f->max_per_hour || f->npend == 16) {
 		f->suppressed++;
 		return;
 	}
@@ -521,7 +530,10 @@ int ls_flight_tick(struct ls_flight *f, void (*checkpoint)(void *), void *ctx)
 		}
 		f->dumps++;
 		n++;
-		f->dump_at[f->ndump_at++ % 64] = f->now;
+		if (!f->dump_at && !(f->dump_at = calloc(f->max_per_hour, sizeof(*f->dump_at))))
+			continue; /* out of memory: the next trigger finds no room either */
+		if (f->dump_n < f->max_per_hour) /* (always: request() kept to the rate) */
+			f->dump_at[(f->dump_head + f->dump_n++) % f->max_per_hour] = f->now;
 	}
 	f->npend = 0;
 	return n;
@@ -529,6 +541,7 @@ int ls_flight_tick(struct ls_flight *f, void (*checkpoint)(void *), void *ctx)
 
 void ls_flight_free(struct ls_flight *f)
 {
+	free(f->dump_at);
 	while (f->f0 < f->nf)
 		drop_oldest(f);
 	free(f->fr);

@@ -77,8 +77,10 @@ struct ls_flight {
 	/* triggers waiting to be written, dumps written (times, for the rate) */
 	struct ls_flight_dump pend[16];
 	int npend;
-	uint64_t dump_at[64];
-	unsigned ndump_at;
+	/* when each dump of the last hour was written, oldest first: a ring
+	 * of max_per_hour entries (allocated at the first dump) */
+	uint64_t *dump_at;
+	unsigned dump_head, dump_n;
 	uint64_t now, last_purge;
 	/* counted */
 	uint64_t dumps, suppressed, evicted_frames, write_errors;
