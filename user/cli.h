@@ -35,4 +35,11 @@ bool ls_parse_uint(const char *s, unsigned long max, unsigned long *out);
  * one-line error) when more arguments follow. */
 int ls_capture_arg(const char *cmd, int argc, char **argv, const char **path);
 
+#include <stdio.h>
+/* An output file named by -o, for writing: created 0600 (it holds request
+ * paths and process names), or an existing regular file emptied; never
+ * through a symbolic link, never a FIFO or a device (they could hang the
+ * command or clobber what the link names). NULL after a one-line error. */
+FILE *ls_open_output(const char *cmd, const char *path);
+
 #endif

@@ -547,8 +547,7 @@ int cmd_flame(int argc, char **argv)
 	if (!ls_flame_total(f))
 		fprintf(stderr, "latsplit flame: nothing to draw (no %s data%s)\n", kind,
 			request || pid || component ? " matching the filters" : "");
-	if (outpath && !(out = fopen(outpath, "w"))) {
-		ls_err("flame", "cannot write %s", outpath);
+	if (outpath && !(out = ls_open_output("flame", outpath))) {
 		ls_flame_free(f);
 		return 1;
 	}

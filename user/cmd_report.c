@@ -425,9 +425,8 @@ static int write_html(const char *path, const char *outpath, struct ls_analysis 
 	snprintf(missing, sizeof(missing), "%s%s%s", v.have_engine ? "" : "engine events; ",
 		 v.have_gpu ? "" : "GPU timings; ", v.have_sched ? "" : "scheduler events; ");
 	snprintf(title, sizeof(title), "latsplit report: %s", path);
-	out = fopen(outpath, "w");
+	out = ls_open_output("report", outpath);
 	if (!out) {
-		ls_err("report", "cannot write %s", outpath);
 		free(buf);
 		return 1;
 	}

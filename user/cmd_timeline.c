@@ -548,12 +548,10 @@ int cmd_timeline(int argc, char **argv)
 			if (in_window(&c, c.rtx[i], c.rtx[i]))
 				ls_pf_counter(c.pf, U_RETRANS, c.rtx[i], (double)(i + 1));
 	}
-	FILE *out = fopen(outpath, "w");
+	FILE *out = ls_open_output("timeline", outpath);
 	size_t nev = 0;
-	if (!out) {
-		ls_err("timeline", "cannot write %s", outpath);
+	if (!out)
 		goto out;
-	}
 	if (ls_pf_write(c.pf, out, &nev) || fclose(out)) {
 		ls_err("timeline", "writing %s failed", outpath);
 		goto out;

@@ -4,12 +4,15 @@
  * of cli.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -109,4 +112,28 @@ int main(int argc, char **argv)
 	fprintf(stderr, "latsplit: unknown command '%s'; run 'latsplit --help' for the list\n",
 		argv[1]);
 	return EXIT_USAGE;
+}
+
+FILE *ls_open_output(const char *cmd, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+	struct stat sb;
+	FILE *f;
+
+	if (fd < 0) {
+		ls_err(cmd, "-o %s: %s; name a new or regular file", path,
+		       errno == ELOOP ? "a symbolic link" : errno == ENXIO ? "a FIFO" : strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		ls_err(cmd, "-o %s: not a regular file; name a new or regular file", path);
+		close(fd);
+		return NULL;
+	}
+	if (ftruncate(fd, 0) || !(f = fdopen(fd, "w"))) {
+		ls_err(cmd, "-o %s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	return f;
 }

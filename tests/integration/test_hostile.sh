@@ -7,7 +7,7 @@
 #    as the file to symbolize from: flame must neither hang nor open it.
 # (Crafted connection ids: tests/unit/test_requests.c.)
 source "$(dirname "$0")/lib.sh"
-require_root hostile.output_special hostile.flame_fifo
+require_root hostile.output_special hostile.flame_fifo hostile.output_other
 
 mknod "$T/null" c 1 3
 mkdir "$T/dir"
@@ -99,3 +99,24 @@ sleep 4
 wait $r1
 check "hostile.same_output: the first of two recorders on one -o says its data is now in .old" \
   grep -q "was replaced while recording.*same.data.old" "$T/same1.err"
+
+# hostile-host finding 9: the other commands' -o (flame, timeline, report
+# --html) once followed symlinks and truncated their targets, hung on a
+# FIFO, and made 0644 files that hold request paths
+G=$ROOT/tests/golden/mock.data
+echo keep >"$T/victim"
+ln -s "$T/victim" "$T/olink"
+mkfifo "$T/ofifo"
+bad=()
+for cmd in "flame --kind latency --svg $G" "timeline $G" "report --html $G"; do
+  for o in olink ofifo; do
+    timeout 20 "$LS" $cmd -o "$T/$o" >/dev/null 2>"$T/o.err"; rc=$?
+    [[ $rc -eq 1 ]] && grep -q "name a new or regular file" "$T/o.err" || bad+=("${cmd%% *} -o $o: rc $rc")
+  done
+  rm -f "$T/new.out"
+  "$LS" $cmd -o "$T/new.out" >/dev/null 2>&1
+  [[ $(stat -c %a "$T/new.out" 2>/dev/null) == 600 ]] || bad+=("${cmd%% *}: mode $(stat -c %a "$T/new.out" 2>/dev/null)")
+done
+[[ $(cat "$T/victim") == keep ]] || bad+=("the symlink's target was written")
+check "hostile.output_other: flame, timeline and report --html refuse a symlink and a FIFO, leave the target, write 0600 ${bad[*]:-}" \
+  [ ${#bad[@]} -eq 0 ]
