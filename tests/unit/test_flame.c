@@ -88,11 +88,37 @@ static void test_svg(void **state)
 	ls_flame_free(f);
 }
 
+/* Hostile-host finding 10: a process name the kernel cut inside a UTF-8
+ * character (comm is 15 bytes), and bytes that are not UTF-8 at all, must
+ * not make the SVG ill-formed XML: each bad byte becomes '?', good
+ * characters stay. */
+static void test_svg_utf8(void **state)
+{
+	struct ls_flame *f = ls_flame_new();
+	/* "modèle-servé" cut after the first byte of é, a lone continuation
+	 * byte, an overlong '/', a surrogate */
+	const char *a[] = {"latency", "mod\xc3\xa8le-serv\xc3", "x\x80y\xc0\xafz\xed\xa0\x80w"};
+	char *out;
+
+	(void)state;
+	ls_flame_add(f, a, 3, 300);
+	out = render(f, true);
+	assert_non_null(strstr(out, "mod\xc3\xa8le-serv? "));
+	assert_non_null(strstr(out, "x?y??z???w"));
+	for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+		if (*p >= 0x80) { /* every byte >= 0x80 is part of a whole "è" */
+			assert_true((p[0] == 0xc3 && p[1] == 0xa8) || (p[-1] == 0xc3 && p[0] == 0xa8));
+		}
+	free(out);
+	ls_flame_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_svg_utf8),
 	};
 	return cmocka_run_group_tests_name("flame", tests, NULL, NULL);
 }

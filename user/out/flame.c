@@ -235,18 +235,57 @@ void ls_flame_folded(struct ls_flame *f, FILE *out)
 #define FRAME_H 16
 #define PAD 10
 
+/* Bytes of the well-formed UTF-8 character at s that XML allows (no
+ * surrogates, no U+FFFE/U+FFFF), or 0. A name cut by the kernel (a comm is
+ * 15 bytes) or by a label's width ends inside a character: a byte XML
+ * rejects, which blanks the whole picture in a browser. */
+static int utf8_char(const unsigned char *s)
+{
+	unsigned c = s[0], n, cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (unsigned i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0; /* (the terminating NUL stops here too) */
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+		return 0;
+	return (int)n;
+}
+
 void ls_xml_text(FILE *out, const char *s)
 {
-	for (; *s; s++) {
+	while (*s) {
+		int n;
 		switch (*s) {
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '&': fputs("&amp;", out); break;
 		case '"': fputs("&quot;", out); break;
 		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-				fputc(*s, out);
+			if ((unsigned char)*s < 0x20) {
+				if (*s == '\n' || *s == '\t')
+					fputc(*s, out);
+			} else if ((n = utf8_char((const unsigned char *)s)) > 0) {
+				fwrite(s, 1, (size_t)n, out);
+				s += n;
+				continue;
+			} else {
+				fputc('?', out); /* not UTF-8, or cut inside a character */
+			}
 		}
+		s++;
 	}
 }
 
