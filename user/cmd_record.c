@@ -491,6 +491,14 @@ int ls_record_main(int argc, char **argv, const struct ls_top_opts *top)
 		return 1;
 	}
 	ls_libbpf_verbose(verbose);
+	/* Before anything is loaded: a Ctrl-C or TERM during start-up (seconds
+	 * of BPF loading) must stop record, not be lost. A background job of a
+	 * script starts with SIGINT ignored, and `make demo` once waited
+	 * forever on a record that had ignored its INT. */
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL); /* a closed terminal: stop cleanly, trailer included */
 
 	bool have_cmd = optind < argc;
 	bool track_all = !npids && !nports && !have_cmd;
@@ -628,11 +636,12 @@ int ls_record_main(int argc, char **argv, const struct ls_top_opts *top)
 		free(all);
 	}
 
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL); /* a closed terminal: stop cleanly, trailer included */
 	r.start_ts = ls_now_ns();
+	if (go_fd >= 0 && stop_signal) { /* stopped while starting: the command never runs */
+		kill(child, SIGKILL);
+		close(go_fd);
+		go_fd = -1;
+	}
 	if (go_fd >= 0) {
 		if (write(go_fd, "g", 1) != 1)
 			ls_err("record", "cannot start the command: %s", strerror(errno));
@@ -761,9 +770,11 @@ int ls_record_main(int argc, char **argv, const struct ls_top_opts *top)
 		if (flight_s)
 			ls_flight_tick(&flight, checkpoint_stacks, &r);
 		if (!top)
-			fprintf(stderr, "latsplit record: live: %zu requests split%s%llu scrapes\n",
-				live.a.n, metrics ? ", " : "; ",
-				(unsigned long long)live.scrapes);
+			fprintf(stderr, "latsplit record: live: %zu requests split%s%llu scrapes%s%llu "
+					"HTTP connection errors (clients gone, timed out or over the "
+					"limit)\n",
+				live.a.n, metrics ? ", " : "; ", (unsigned long long)live.scrapes,
+				metrics ? ", " : "; ", (unsigned long long)live.http_errors);
 	}
 	if (flight_s)
 		fprintf(stderr,

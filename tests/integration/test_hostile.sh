@@ -120,3 +120,20 @@ done
 [[ $(cat "$T/victim") == keep ]] || bad+=("the symlink's target was written")
 check "hostile.output_other: flame, timeline and report --html refuse a symlink and a FIFO, leave the target, write 0600 ${bad[*]:-}" \
   [ ${#bad[@]} -eq 0 ]
+
+# hostile-host finding 6: SIGINT during record's start-up (loading BPF), to
+# a background job (started with SIGINT ignored, as in `make demo`): once
+# lost, so record ran on and its caller waited forever. Now it stops, and
+# the command it was to start never runs.
+"$LS" record -o "$T/early.data" -- sh -c "touch '$T/early.ran'; sleep 30" 2>"$T/early.log" &
+EPID=$!
+sleep 0.2
+kill -INT $EPID
+start=$(date +%s%N)
+for _ in $(seq 150); do kill -0 $EPID 2>/dev/null || break; sleep 0.1; done
+alive=$(kill -0 $EPID 2>/dev/null && echo yes || echo no)
+kill -KILL $EPID 2>/dev/null
+wait $EPID 2>/dev/null
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "hostile.early_int: SIGINT during start-up stops record (still running: $alive, after $ms ms), the command never ran ($([[ -e $T/early.ran ]] && echo ran || echo not run))" \
+  [ "$alive" = no -a ! -e "$T/early.ran" ]

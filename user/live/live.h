@@ -31,6 +31,7 @@ struct ls_live {
 	struct ls_prom prom;
 	struct MHD_Daemon *mhd;
 	uint64_t scrapes;
+	uint64_t http_errors; /* the HTTP server's messages, counted (atomic) */
 	struct ls_top_window recent; /* top's */
 	bool keep_recent;
 	/* called for every request split (the flight recorder's trigger) */
