@@ -55,7 +55,7 @@ Q := $(if $(V),,@)
 msg = $(if $(V),,@printf '  %-8s %s\n' $(1) $(2))
 
 .SECONDARY:
-.PHONY: cupti-note fuzz all deps test test-fresh unit integration demo bench vmlinux clean install
+.PHONY: cupti-note fuzz all deps test-deps test test-fresh unit integration demo bench vmlinux clean install
 all: $(BUILD)/latsplit $(TOOLS) cupti-note
 
 cupti-note:
@@ -77,6 +77,10 @@ $(BUILD)/tests/test_cupti: tests/unit/test_cupti.c user/cupti/translate.c | $(BU
 
 deps:
 	@tools/install-deps.sh
+
+# What the tests use beyond the build (no kernel or service on the host)
+test-deps: deps
+	@tools/install-test-deps.sh
 
 $(BUILD) $(BUILD)/user $(BUILD)/san $(BUILD)/tests:
 	@mkdir -p $@
@@ -192,13 +196,13 @@ $(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/core/captu
 
 # deps first, then the build in a second make: with -j the prerequisites of
 # one target may run in parallel, and nothing may build before gcc exists.
-test: deps
+test: test-deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http $(BUILD)/fuzz-capture \
 		$(BUILD)/san/latsplit $(BENCH_BINS)
 	@tests/run.sh
 
 # The README's two set-up commands in a minimal Debian 12 chroot (needs root).
-test-fresh: deps
+test-fresh: test-deps
 	@tools/test-fresh.sh
 
 unit: $(UNIT_BINS) fuzz
@@ -208,7 +212,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@VLLM=$(VLLM) tools/demo.sh
 
-bench: deps
+bench: test-deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)
 	@tests/bench/run.sh
 

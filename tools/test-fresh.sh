@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 [[ $(id -u) -eq 0 ]] || { echo "test-fresh: needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
-command -v debootstrap >/dev/null || { echo "test-fresh: no debootstrap; run tools/install-deps.sh" >&2; exit 1; }
+command -v debootstrap >/dev/null || { echo "test-fresh: no debootstrap; run tools/install-test-deps.sh" >&2; exit 1; }
 
 FRESH=$ROOT/build/fresh
 CHROOT=$FRESH/root

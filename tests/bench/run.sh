@@ -269,7 +269,7 @@ for frac in ("0.5", "0.9"):
             g.write(f"vLLM-shaped {name} added at {float(frac):.0%} of saturation (%)|<= 1|{add:+.1f}|{met}\n")
 PY
 else
-  echo "skipped: python3-fastapi, -uvicorn, -zmq, -numpy missing (tools/install-deps.sh)"
+  echo "skipped: python3-fastapi, -uvicorn, -zmq, -numpy missing (tools/install-test-deps.sh)"
 fi
 
 echo

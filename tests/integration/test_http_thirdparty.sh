@@ -4,7 +4,7 @@
 # including HEAD and a 404. Counts, methods, paths and statuses must match.
 source "$(dirname "$0")/lib.sh"
 require_root thirdparty.requests
-command -v curl >/dev/null || { skip "thirdparty.requests: curl not installed (tools/install-deps.sh)"; exit 0; }
+command -v curl >/dev/null || { skip "thirdparty.requests: curl not installed (tools/install-test-deps.sh)"; exit 0; }
 
 PORT=18383
 mkdir -p "$T/www"; echo hello >"$T/www/a.txt"; head -c 200000 /dev/zero >"$T/www/big.bin"

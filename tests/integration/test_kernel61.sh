@@ -18,9 +18,11 @@ if [[ -c /dev/kvm && -w /dev/kvm ]] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
 else
   ACCEL=(-accel tcg,thread=multi -cpu max) ACCEL_NAME="software emulation (TCG: no vmx/svm here)"
 fi
-QEMU=$(command -v qemu-system-x86_64) || { skip "$NAME: qemu-system-x86_64 not installed (tools/install-deps.sh)"; exit 0; }
-KERNEL=$(ls /boot/vmlinuz-6.1.* 2>/dev/null | sort -V | tail -1)
-[[ -n $KERNEL ]] || { skip "$NAME: no /boot/vmlinuz-6.1.* (linux-image-amd64; tools/install-deps.sh)"; exit 0; }
+QEMU=$(command -v qemu-system-x86_64) || { skip "$NAME: qemu-system-x86_64 not installed (tools/install-test-deps.sh)"; exit 0; }
+# Debian 12's kernel, unpacked into build/kernels by tools/install-test-deps.sh
+# (never installed on the host)
+KERNEL=$(ls "$ROOT"/build/kernels/6.1/boot/vmlinuz-6.1.* 2>/dev/null | sort -V | tail -1)
+[[ -n $KERNEL ]] || { skip "$NAME: no build/kernels/6.1/boot/vmlinuz-6.1.* (tools/install-test-deps.sh)"; exit 0; }
 BUSYBOX=$(command -v busybox) || { skip "$NAME: busybox not installed (busybox-static)"; exit 0; }
 [[ $(uname -m) == x86_64 ]] || { skip "$NAME: x86-64 only"; exit 0; }
 

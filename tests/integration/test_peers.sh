@@ -29,7 +29,7 @@ LOAD=$ROOT/build/runq-load
 check_runqlat() {
   local RUNQLAT
   RUNQLAT=$(command -v runqlat || echo /usr/sbin/runqlat)
-  [[ -x $RUNQLAT ]] || { skip "peers.runqlat: runqlat not installed (libbpf-tools; tools/install-deps.sh)"; return; }
+  [[ -x $RUNQLAT ]] || { skip "peers.runqlat: runqlat not installed (libbpf-tools; tools/install-test-deps.sh)"; return; }
   "$LOAD" 3 11 & P=$!
   CLEANUP+=("kill $P")
   # latsplit first, and runqlat only once it records: latsplit's start-up
@@ -65,7 +65,7 @@ PY
 check_offcputime() {
   local OFFCPU
   OFFCPU=$(command -v offcputime || echo /usr/sbin/offcputime)
-  [[ -x $OFFCPU ]] || { skip "peers.offcputime: offcputime not installed (libbpf-tools; tools/install-deps.sh)"; return; }
+  [[ -x $OFFCPU ]] || { skip "peers.offcputime: offcputime not installed (libbpf-tools; tools/install-test-deps.sh)"; return; }
   # The peer itself sometimes reports nothing at all under do_nanosleep in a
   # full make test run (seen in 2 of 4 runs; never run alone): then both run
   # once more, and that is said. A mismatch where the peer did see the

@@ -14,7 +14,7 @@ if command -v protoc >/dev/null; then
   check "pictures.protoc: protoc --decode_raw parses the trace ($(stat -c %s "$T/trace.perfetto-trace") bytes)" \
     bash -c "protoc --decode_raw <'$T/trace.perfetto-trace' >'$T/raw.txt'"
 else
-  skip "pictures.protoc: no protoc (protobuf-compiler, tools/install-deps.sh)"
+  skip "pictures.protoc: no protoc (protobuf-compiler, tools/install-test-deps.sh)"
 fi
 nreq=$("$LS" report --json "$CAP" 2>/dev/null | /usr/bin/python3 -c \
   'import json,sys; print(sum(1 for l in sys.stdin for r in [json.loads(l)] if r.get("type")!="verdict" and r["total_ns"] is not None))')
@@ -22,7 +22,7 @@ nreq=$("$LS" report --json "$CAP" 2>/dev/null | /usr/bin/python3 -c \
 
 "$LS" report --html -o "$T/report.html" "$CAP" 2>"$T/html.err"
 CHROME=$(command -v chromium || command -v chromium-browser || true)
-if [[ -z $CHROME ]]; then skip "pictures.chromium: no chromium (tools/install-deps.sh)"; exit 0; fi
+if [[ -z $CHROME ]]; then skip "pictures.chromium: no chromium (tools/install-test-deps.sh)"; exit 0; fi
 CH=(timeout 120 "$CHROME" --headless=new --no-sandbox --disable-gpu --hide-scrollbars
     --user-data-dir="$T/chrome" --virtual-time-budget=5000)
 "${CH[@]}" --enable-logging=stderr --v=0 --dump-dom "file://$T/report.html" >"$T/dom.html" 2>"$T/chrome.err"

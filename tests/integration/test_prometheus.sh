@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 require_root prometheus.scrape prometheus.histograms
 PROM=$(command -v prometheus || true)
 if [[ -z $PROM ]]; then
-  skip "prometheus.scrape: Debian's prometheus is not installed (tools/install-deps.sh)"; exit 0
+  skip "prometheus.scrape: Debian's prometheus is not installed (tools/install-test-deps.sh)"; exit 0
 fi
 PORT=18432 MPORT=18433 PPORT=18434
 "$ENGINE" --port $PORT --bind 127.0.0.1 --token-ms 2 --max-batch 4 --ready-file "$T/ready" 2>/dev/null &

@@ -86,7 +86,7 @@ PY
     [ "${n:-0}" -ge 24 -a "$outs" = unparsed -a "${moved:-0}" -eq "${n:-1}" ]
   check "servers.empty_reason: report --json says why nothing was split" grep -q '"type":"empty","reason":"[0-9]* requests seen, none parsed whole' "$T/short.jsonl"
 else
-  skip "servers.node: no nodejs (tools/install-deps.sh)"
+  skip "servers.node: no nodejs (tools/install-test-deps.sh)"
 fi
 
 # --- a server on recvmmsg/sendmmsg: the first message's payload, every
@@ -112,7 +112,7 @@ fi
 
 # --- nginx in front of the vLLM-shaped engine
 if ! command -v nginx >/dev/null || ! $PY -c 'import fastapi, uvicorn, zmq, uvloop, httptools' 2>/dev/null; then
-  skip "servers.nginx: nginx-light or the vLLM-shaped engine's Python packages missing (tools/install-deps.sh)"
+  skip "servers.nginx: nginx-light or the vLLM-shaped engine's Python packages missing (tools/install-test-deps.sh)"
   exit 0
 fi
 ENG_PORT=18462 NG_PORT=18463

@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 require_root vllm
 PY=/usr/bin/python3
 if ! $PY -c 'import fastapi, uvicorn, zmq, numpy, uvloop, httptools' 2>/dev/null; then
-  skip "vllm: python3-fastapi, -uvicorn, -zmq, -numpy, -uvloop, -httptools missing (tools/install-deps.sh)"; exit 0
+  skip "vllm: python3-fastapi, -uvicorn, -zmq, -numpy, -uvloop, -httptools missing (tools/install-test-deps.sh)"; exit 0
 fi
 SERVER=$ROOT/tools/vllm-shaped/server.py
 PORT=18441

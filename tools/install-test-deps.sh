@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs what latsplit's tests use beyond building and running it
+# (tools/install-deps.sh): cmocka and the fuzzers' runtime, the servers and
+# clients the integration tests run as real parts (nginx, Node, uvicorn on
+# uvloop, Prometheus, Chromium, protoc, tmux, libbpf-tools), and qemu with
+# a second kernel for the kernel test. `make test` runs it; idempotent and
+# quiet when everything is there.
+#
+# On the host it installs no kernel and leaves no service running or
+# enabled: Debian's kernel package is downloaded and unpacked into
+# build/kernels/ (never into /boot: the default boot kernel of a GPU host
+# must not change), and the packages that ship a service (prometheus, which
+# would listen unauthenticated on 0.0.0.0:9090, and nginx on :80) are
+# installed with service starts refused (policy-rc.d) and their units
+# disabled.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(
+  libcmocka-dev libclang-rt-14-dev libbpf-tools curl time git debootstrap
+  qemu-system-x86 busybox-static cpio tmux
+  python3-fastapi python3-uvicorn python3-zmq python3-numpy python3-uvloop python3-httptools
+  nginx-light nodejs prometheus chromium protobuf-compiler
+)
+SERVICES=(prometheus nginx)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+KDIR=build/kernels
+need_kernel=0
+ls "$KDIR"/6.1/boot/vmlinuz-6.1.* >/dev/null 2>&1 || need_kernel=1
+[[ ${#missing[@]} -eq 0 && $need_kernel -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-test-deps: missing: ${missing[*]:-} (6.1 kernel for the qemu test needed: $need_kernel); rerun as root" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "install-test-deps: installing ${missing[*]}" >&2
+  # no service of these packages starts now ...
+  policy=/usr/sbin/policy-rc.d
+  had_policy=0
+  [[ -e $policy ]] && had_policy=1
+  [[ $had_policy -eq 1 ]] || { printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod 755 "$policy"; }
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || rc=$?
+  [[ $had_policy -eq 1 ]] || rm -f "$policy"
+  [[ ${rc:-0} -eq 0 ]] || exit "$rc"
+  # ... nor at the next boot
+  for s in "${SERVICES[@]}"; do
+    if command -v systemctl >/dev/null; then
+      systemctl disable "$s" >/dev/null 2>&1 || true
+    elif command -v deb-systemd-helper >/dev/null; then
+      deb-systemd-helper disable "$s.service" >/dev/null 2>&1 || true
+    fi
+  done
+fi
+if [[ $need_kernel -eq 1 ]]; then
+  # Debian 12's kernel for tests/integration/test_kernel61.sh, unpacked here only
+  pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-6/ {print $2; exit}')
+  [[ -n $pkg ]] || { echo "install-test-deps: no linux-image-6.* behind linux-image-amd64" >&2; exit 1; }
+  echo "install-test-deps: unpacking $pkg into $KDIR/6.1 (not installed)" >&2
+  rm -rf "$KDIR/6.1" "$KDIR/dl"
+  mkdir -p "$KDIR/dl"
+  (cd "$KDIR/dl" && apt-get download "$pkg" >/dev/null 2>&1) ||
+    { echo "install-test-deps: apt-get download $pkg failed" >&2; exit 1; }
+  dpkg -x "$KDIR"/dl/*.deb "$KDIR/6.1"
+  rm -rf "$KDIR/dl"
+fi
