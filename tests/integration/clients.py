@@ -5,6 +5,8 @@
   clients.py garbage HOST PORT      binary garbage, then close
   clients.py half HOST PORT         half a request head, then close
   clients.py reset HOST PORT        start a streaming request, RST mid-stream
+  clients.py odd HOST PORT          a request line with raw non-ASCII bytes, then
+                                    one longer than --capture-bytes (3 KB query)
   clients.py idle HOST PORT MS XRID connect, pause MS, then one request
                                     (Connection: close); prints its own marks as
                                     JSON: connect_ns, idle_ns, total_ns (send to
@@ -76,6 +78,16 @@ def reset(host, port):
     s.close()     # linger 0: RST
 
 
+def odd(host, port):
+    for line in (b"GET /caf\xc3\xa9 HTTP/1.1", b"GET /v1/models?q=" + b"a" * 3000 + b" HTTP/1.1"):
+        s = connect(host, port)
+        xrid = b"nonascii" if b"caf" in line else b"longline"
+        s.sendall(line + b"\r\nHost: t\r\nX-Request-Id: " + xrid + b"\r\nConnection: close\r\n\r\n")
+        while s.recv(65536):
+            pass
+        s.close()
+
+
 def idle(host, port, ms, xrid):
     t0 = time.monotonic_ns()
     s = connect(host, port)
@@ -98,4 +110,4 @@ def idle(host, port, ms, xrid):
 
 if __name__ == "__main__":
     {"pipeline": pipeline, "garbage": garbage, "half": half, "reset": reset,
-     "idle": idle}[sys.argv[1]](*sys.argv[2:])
+     "idle": idle, "odd": odd}[sys.argv[1]](*sys.argv[2:])

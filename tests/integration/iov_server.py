@@ -9,11 +9,9 @@ body carries PLANTEDCOMPLETION0009. Stdlib only.
 
   iov_server.py HOST PORT READY_FILE
 """
-import socket
 import sys
-import threading
 
-from minihttp import read_request
+from minihttp import read_request, serve_forever
 
 SECRET_COOKIE = b"session=PLANTEDSETCOOKIE0008"
 TEXT = b"PLANTEDCOMPLETION0009 jumps over"
@@ -60,11 +58,4 @@ def serve(c):
             c.sendmsg([p for l in hl for p in halves(l)] + [payload[:9], payload[9:]])
 
 
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(16)
-open(sys.argv[3], "w").close()
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
+serve_forever(sys.argv[1], sys.argv[2], sys.argv[3], serve)

@@ -1,5 +1,8 @@
-"""The request side of the tests' small HTTP/1.1 servers (tail_server.py,
-iov_server.py): one request read off a connection, whatever the reads."""
+"""What the tests' small HTTP/1.1 servers (tail_server.py, iov_server.py)
+share: one request read off a connection, whatever the reads, and the
+accept loop (a thread per connection; READY_FILE made once listening)."""
+import socket
+import threading
 
 
 def read_request(recv, buf):
@@ -21,3 +24,16 @@ def read_request(recv, buf):
             return None
         buf += d
     return hdr, buf[:n], buf[n:]
+
+
+def serve_forever(host, port, ready_file, handle):
+    """Listens on host:port, creates ready_file, and runs handle(conn) in a
+    thread per accepted connection."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((host, int(port)))
+    s.listen(64)
+    open(ready_file, "w").close()
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=handle, args=(c,), daemon=True).start()

@@ -8,10 +8,9 @@ head and body less its tail in one send, then, 20 ms later, the tail: the
 """
 import socket
 import sys
-import threading
 import time
 
-from minihttp import read_request
+from minihttp import read_request, serve_forever
 
 TAIL = b"TAILTAILTAILTAIL"
 
@@ -37,11 +36,4 @@ def serve(c):
             return
 
 
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(64)
-open(sys.argv[3], "w").close()
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
+serve_forever(sys.argv[1], sys.argv[2], sys.argv[3], serve)

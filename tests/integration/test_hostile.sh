@@ -7,7 +7,7 @@
 #    as the file to symbolize from: flame must neither hang nor open it.
 # (Crafted connection ids: tests/unit/test_requests.c.)
 source "$(dirname "$0")/lib.sh"
-require_root hostile.output_special hostile.flame_fifo hostile.output_other
+require_root hostile.output_special hostile.flame_fifo hostile.output_other hostile.odd_request_line
 
 mknod "$T/null" c 1 3
 mkdir "$T/dir"
@@ -137,3 +137,26 @@ wait $EPID 2>/dev/null
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 check "hostile.early_int: SIGINT during start-up stops record (still running: $alive, after $ms ms), the command never ran ($([[ -e $T/early.ran ]] && echo ran || echo not run))" \
   [ "$alive" = no -a ! -e "$T/early.ran" ]
+
+# hostile-host: a request line with raw non-ASCII bytes, and one longer than
+# --capture-bytes, were not recognised: their heads were starred and the
+# requests went opaque (a client could stay out of the analysis). Now the
+# first is rebuilt, the second is counted as unparsed with its bytes.
+rm -f "$T/ready"
+start_recording "$T/odd.data" "$T/ready" -- "$ENGINE" --port 18283 --bind 127.0.0.1 --token-ms 1 \
+  --ready-file "$T/ready" || fail "hostile.odd_request_line: engine did not start"
+python3 "$ROOT/tests/integration/clients.py" odd 127.0.0.1 18283
+stop_recording 0.5
+"$LS" report --json "$T/odd.data" >"$T/odd.jsonl" 2>/dev/null
+res=$(python3 - "$T/odd.jsonl" <<'PY'
+import json, sys
+rs = [r for r in map(json.loads, open(sys.argv[1])) if "outcome" in r]
+na = [r for r in rs if r.get("x_request_id") == "nonascii"]
+long_ = [r for r in rs if r["bytes_in"] >= 3000]
+print(f'{na[0]["outcome"] if na else "missing"} {na[0]["path"] if na else "-"} '
+      f'{long_[0]["outcome"] if long_ else "missing"} {long_[0]["bytes_in"] if long_ else 0}')
+PY
+)
+read -r na_out na_path long_out long_in <<<"$res"
+check "hostile.odd_request_line: non-ASCII target: $na_out ($na_path); 3 KB request line: $long_out, $long_in bytes" \
+  [ "$na_out" = ok -a "$long_out" = unparsed ]

@@ -359,6 +359,17 @@ static void test_resync_mid_stream(void **state)
 	assert_string_equal(l.s, "H200|B|END|");
 	assert_true(ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)"GET / HTTP/1.1\r\n", 16));
 	assert_false(ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)"GET a b HTTP/1.1\r\n", 18));
+	/* hostile-host: a target with raw non-ASCII bytes, and a request line
+	 * longer than the capture kept, are still request lines (refused, the
+	 * head was starred and the request went opaque); a body that merely
+	 * begins with a method is not */
+	assert_true(ls_http_starts_message(LS_HTTP_REQUEST,
+					   (const uint8_t *)"GET /caf\xc3\xa9 HTTP/1.1\r\n", 22));
+	const char *cut = "POST /v1/completions?q=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	assert_true(ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)cut, strlen(cut)));
+	assert_false(ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)"GET the quick brown fox jumps over",
+					    34));
+	assert_false(ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)"GET /x", 6));
 }
 
 int main(void)

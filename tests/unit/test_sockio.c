@@ -243,6 +243,85 @@ static void test_unparsed_not_aborted(void **state)
 	assert_int_equal(s.last.bytes_out, e->bytes);
 }
 
+/* Keep-alive: whole responses, then one the parser lost whose bytes go on
+ * after the earlier requests left (each acked as it goes: they leave early,
+ * and the lost one's index shifts), then a whole one: every request out
+ * once, in order, the third unparsed with the bytes that followed it. */
+struct outs {
+	int n;
+	enum ls_outcome o[8];
+};
+
+static void on_out(void *ctx, const struct ls_request *r)
+{
+	struct outs *s = ctx;
+	struct ls_request copy = *r;
+
+	if (s->n < 8)
+		s->o[s->n] = r->outcome;
+	s->n++;
+	ls_request_release(&copy);
+}
+
+
+static void test_unparsed_keepalive(void **state)
+{
+	struct outs s = {0};
+	struct ls_corr *c = ls_corr_new(on_out, &s);
+	struct ls_ev_tcp_state st = {.h = {.type = LS_EV_TCP_STATE, .size = sizeof(st)}};
+	struct rec r;
+	uint32_t rx = 1000, tx = 5000;
+	const char *req[] = {"GET /k HTTP/1.1\r\n\r\n"};
+	const size_t rkeep[] = {strlen(req[0])};
+	const char *ok[] = {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"};
+	const size_t okeep[] = {strlen(ok[0])};
+	char size[16];
+
+	(void)state;
+	st.h.ts = now;
+	st.conn_id = 9;
+	st.newstate = 1;
+	st.rcv_nxt = rx;
+	st.snd_nxt = tx;
+	ls_corr_add(c, &st.h);
+	snprintf(size, sizeof(size), "%zx\r\n", strlen(tok));
+	for (int i = 0; i < 4; i++) {
+		struct ls_ev_sock_io *e = vrec(&r, req, rkeep, 1);
+		add(c, e, LS_IO_IN, rx);
+		rx += e->bytes;
+		if (i == 2) { /* chunked, its framing not kept */
+			const char *w[] = {head, size, tok, "\r\n", "0\r\n\r\n"};
+			const size_t keep[] = {strlen(head), 1, 0, 0, 0};
+			e = vrec(&r, w, keep, 5);
+		} else {
+			e = vrec(&r, ok, okeep, 1);
+		}
+		add(c, e, LS_IO_OUT, tx);
+		tx += e->bytes;
+		struct ls_ev_tcp_probe p = {.h = {.type = LS_EV_TCP_PROBE, .size = sizeof(p)}};
+		p.h.ts = now += 1000;
+		p.conn_id = 9;
+		p.seq = rx;
+		p.ack_seq = tx;
+		p.flags = 0x10;
+		ls_corr_add(c, &p.h);
+		if (i == 2) { /* more of the lost response, once the earlier ones left */
+			const char *more[] = {tok};
+			const size_t none[] = {0};
+			e = vrec(&r, more, none, 1);
+			add(c, e, LS_IO_OUT, tx);
+			tx += e->bytes;
+		}
+	}
+	finish(c);
+	ls_corr_free(c);
+	assert_int_equal(s.n, 4);
+	assert_int_equal(s.o[2], LS_REQ_UNPARSED);
+	for (int i = 0; i < 4; i++)
+		if (i != 2)
+			assert_int_equal(s.o[i], LS_REQ_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_tables),
 		cmocka_unit_test(test_uvloop_stream),
 		cmocka_unit_test(test_unparsed_not_aborted),
+		cmocka_unit_test(test_unparsed_keepalive),
 	};
 	return cmocka_run_group_tests_name("sockio", tests, NULL, NULL);
 }

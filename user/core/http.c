@@ -172,15 +172,31 @@ static bool provable_start(const struct ls_http_parser *p, const uint8_t *s, siz
 	const uint8_t *eol = memchr(s, '\n', n);
 	size_t ll;
 
-	if (!eol || !plausible_start(p, s, n))
+	if (!plausible_start(p, s, n))
 		return false;
+	if (!eol) {
+		/* A request line longer than what the capture kept (a long query
+		 * string): METHOD SP and an origin-form target running to the end
+		 * of the known bytes. Taking it for a start makes the request
+		 * "unparsed" (its head is cut), counted; refusing it starred the
+		 * head and hid the request, so a client could stay out of the
+		 * analysis. */
+		const uint8_t *sp1 = p->kind == LS_HTTP_REQUEST ? memchr(s, ' ', n) : NULL;
+		if (!sp1 || n < 32 || sp1 + 1 >= s + n || sp1[1] != '/')
+			return false;
+		for (const uint8_t *c = sp1 + 1; c < s + n; c++)
+			if (*c <= ' ' || *c == 0x7f)
+				return false;
+		return true;
+	}
 	ll = eol - s;
 	if (ll && s[ll - 1] == '\r')
 		ll--;
 	if (p->kind == LS_HTTP_RESPONSE)
 		return ll >= 12 && s[8] == ' ' && isdigit(s[7]) && isdigit(s[9]) && isdigit(s[10]) &&
 		       isdigit(s[11]) && (ll == 12 || s[12] == ' ');
-	/* METHOD SP target SP HTTP/1.x, the target without spaces or controls */
+	/* METHOD SP target SP HTTP/1.x, the target without spaces or controls
+	 * (raw non-ASCII bytes are a client's to send: kept, not refused) */
 	const uint8_t *sp1 = memchr(s, ' ', ll), *sp2;
 	if (!sp1 || ll < 10 || memcmp(s + ll - 9, " HTTP/1.", 8) || !isdigit(s[ll - 1]))
 		return false;
@@ -188,7 +204,7 @@ static bool provable_start(const struct ls_http_parser *p, const uint8_t *s, siz
 	if (sp2 <= sp1 + 1)
 		return false;
 	for (const uint8_t *c = sp1 + 1; c < sp2; c++)
-		if (*c <= ' ' || *c >= 0x7f)
+		if (*c <= ' ' || *c == 0x7f)
 			return false;
 	return true;
 }

@@ -110,6 +110,7 @@ struct conn {
 	size_t next_resp; /* index of the request the next response answers */
 	size_t tx_cur;    /* request whose response is being written (index + 1) */
 	size_t tx_unparsed; /* request whose response lost sync: later bytes are its (index + 1) */
+	size_t rx_unparsed; /* request that lost sync: later bytes read are its (index + 1) */
 
 	/* the I/O syscall being fed to a parser */
 	const struct ls_ev_sock_io *io;
@@ -287,6 +288,7 @@ static void rx_begin(void *ctx)
 
 	r->in_begin = cn->rx->msg_begin;
 	cn->rx_cur = cn->nreqs;
+	cn->rx_unparsed = 0;
 }
 
 static void rx_head(void *ctx, const struct ls_http_msg *m)
@@ -348,6 +350,7 @@ static void rx_lost(void *ctx, const char *why)
 		mark_unparsed(cn, r, why);
 		r->in_end = cn->rx->pos; /* its bytes, as far as they were followed */
 		r->t_read = cn->io_ts;
+		cn->rx_unparsed = cn->rx_cur;
 	}
 	cn->rx_cur = 0;
 }
@@ -698,6 +701,8 @@ static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 		for (int i = 0; i < npieces; i++)
 			ls_http_feed(p, piece[i].data, piece[i].known, piece[i].total);
 		cn->io = NULL;
+		if (cn->rx_unparsed && !cn->rx_cur) /* the rest of a request the parser lost */
+			cn->reqs[cn->rx_unparsed - 1]->in_end = p->pos;
 		return;
 	}
 	cn->io_blocked = e->blocked_ns;
@@ -1055,6 +1060,8 @@ static void emit_first(struct ls_corr *c, struct conn *cn, size_t k)
 	cn->rx_cur = cn->rx_cur ? cn->rx_cur - k : 0;
 	cn->tx_cur = cn->tx_cur ? cn->tx_cur - k : 0;
 	cn->tx_inflight = cn->tx_inflight ? cn->tx_inflight - k : 0;
+	cn->tx_unparsed = cn->tx_unparsed > k ? cn->tx_unparsed - k : 0;
+	cn->rx_unparsed = cn->rx_unparsed > k ? cn->rx_unparsed - k : 0;
 	cn->next_resp -= k;
 	/* later requests start after these: their bytes, ACKs and srtt
 	 * samples come later (one sample before stays, srtt_stats' fallback) */
@@ -1084,7 +1091,8 @@ static void emit_answered(struct ls_corr *c, struct conn *cn)
 	while (k + 1 < cn->nreqs) {
 		const struct ls_request *r = cn->reqs[k];
 		if (k >= cn->next_resp || k + 1 == cn->tx_cur || k + 1 == cn->rx_cur ||
-		    k + 1 == cn->tx_inflight || !r->out_end || !r->t_out ||
+		    k + 1 == cn->tx_inflight || k + 1 == cn->tx_unparsed || k + 1 == cn->rx_unparsed ||
+		    !r->out_end || !r->t_out ||
 		    (!cn->unix_sk && cn->acked < r->out_end)) /* unix: written is delivered */
 			break;
 		k++;
