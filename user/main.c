@@ -106,9 +106,20 @@ int main(int argc, char **argv)
 		printf("latsplit %s\n", LS_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		int rc = commands[i].fn(argc - 1, argv + 1);
+		/* what went to stdout must have been written: `report --json >
+		 * /dev/full` once exited 0 with nothing written */
+		errno = 0;
+		if (fflush(stdout) || ferror(stdout)) {
+			ls_err(commands[i].name, "writing standard output failed: %s; free space where "
+			       "it goes, or write elsewhere", errno ? strerror(errno) : "write error");
+			return rc ? rc : 1;
+		}
+		return rc;
+	}
 	fprintf(stderr, "latsplit: unknown command '%s'; run 'latsplit --help' for the list\n",
 		argv[1]);
 	return EXIT_USAGE;

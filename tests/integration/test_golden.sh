@@ -54,3 +54,13 @@ for c in "${cases[@]}"; do
     diff "$want" "$got" | head -8 | sed 's/^/    /'
   fi
 done
+
+# A write that fails is a failure: report, dump and flame to a full disk
+# exit 1 and say so (report --json > /dev/full once exited 0)
+bad=()
+for cmd in "report --json mock.data" "report mock.data" "dump mock.data" "flame --kind latency mock.data"; do
+  $LS $cmd >/dev/full 2>"$T/full.err"; rc=$?
+  [[ $rc -eq 1 ]] && grep -q "No space left" "$T/full.err" || bad+=("$cmd: rc $rc")
+done
+if [[ ${#bad[@]} -eq 0 ]]; then pass "golden.write_errors: output to a full disk exits 1 with the reason"
+else fail "golden.write_errors: ${bad[*]}"; fi
