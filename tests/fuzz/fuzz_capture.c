@@ -2,9 +2,11 @@
 /*
  * libFuzzer target for everything that reads a capture: the reader (file
  * header, frames, CRCs, resynchronisation), the text and JSON formatters of
- * dump, and the analysis core behind report and flame (correlator, HTTP,
- * timeline, join, attribution, verdict). Every id, count, length and index
- * in a capture is hostile.
+ * dump, the analysis core behind report and flame (correlator, HTTP,
+ * timeline, join, attribution, verdict), and the stack graphs: the stack
+ * loader (stacks, symbols, samples, blocks, launches, Python frames), the
+ * flame tree and its folded and SVG writers. Every id, count, length and
+ * index in a capture is hostile.
  *
  * The first byte picks the mode:
  *  - odd: the rest is a capture file as is (framing, damage, truncation);
@@ -24,7 +26,9 @@
 #include "capture.h"
 #include "columns.h"
 #include "format.h"
+#include "out/flame.h"
 #include "out/request_json.h"
+#include "stacks.h"
 
 static FILE *sink(void)
 {
@@ -43,10 +47,44 @@ static void to_json(void *ctx, const struct ls_request *r, const struct ls_split
 	ls_request_json(sink(), r, s, j);
 }
 
+/* The flame graphs' path: every sample's, blocked span's and launch's
+ * frames into one tree, written folded and as SVG. */
+static void graphs(struct ls_stack_loader *l)
+{
+	static char names[256][128];
+	const char *fr[256];
+	struct ls_stack_data d;
+	struct ls_flame *f = ls_flame_new();
+
+	ls_stack_loader_finish(l, &d);
+	for (size_t i = 0; f && i < d.nsamples; i++) {
+		const struct ls_sample *sm = &d.samples[i];
+		int n = ls_stack_frames(&d, sm->pid, sm->comm, sm->ustack, sm->kstack, names, fr, 256);
+		ls_flame_add(f, fr, n, 1);
+	}
+	for (size_t i = 0; f && i < d.nblocked; i++) {
+		const struct ls_block *b = &d.blocked[i];
+		int n = ls_stack_frames(&d, b->pid, b->comm, b->ustack, b->kstack, names, fr, 256);
+		ls_flame_add(f, fr, n, b->end > b->ts ? b->end - b->ts : 1);
+	}
+	for (size_t i = 0; f && i < d.nlaunches; i++) {
+		const struct ls_launch *g = &d.launches[i];
+		int n = ls_stack_frames(&d, g->pid, "gpu", g->ustack, -1, names, fr, 256);
+		ls_flame_add(f, fr, n, 1);
+	}
+	if (f) {
+		ls_flame_folded(f, sink());
+		ls_flame_svg(f, sink(), "fuzz", "samples");
+		ls_flame_free(f);
+	}
+	ls_stack_data_free(&d);
+}
+
 static void consume(struct ls_reader *rd)
 {
 	static const struct ls_request_sink json = {to_json, NULL};
 	struct ls_analysis a = {0};
+	struct ls_stack_loader sl = {0};
 	const struct ls_hdr *rec;
 	char err[256];
 	struct ls_verdict v;
@@ -57,9 +95,11 @@ static void consume(struct ls_reader *rd)
 	while (ls_reader_next(rd, &rec) == 1) {
 		ls_format_record(sink(), rec, 0, false);
 		ls_format_record(sink(), rec, 0, true);
+		ls_stack_loader_add(&sl, rec);
 		if (ls_analysis_push(&a, rec))
 			break;
 	}
+	graphs(&sl);
 	ls_reader_loss_line(rd, err, sizeof(err));
 	if (!ls_analysis_end(&a, err, sizeof(err))) {
 		ls_analysis_verdict(&a, false, &v);
