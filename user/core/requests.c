@@ -696,6 +696,7 @@ static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 		if (!e->bytes) {
 			cn->peer_eof = true;
 			ls_http_eof(cn->rx);
+			cn->io = NULL; /* e is the reader's: not ours past this call */
 			return;
 		}
 		for (int i = 0; i < npieces; i++)
