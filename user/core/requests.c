@@ -112,7 +112,7 @@ struct conn {
 	size_t tx_unparsed; /* request whose response lost sync: later bytes are its (index + 1) */
 	size_t rx_unparsed; /* request that lost sync: later bytes read are its (index + 1) */
 
-	/* the I/O syscall being fed to a parser */
+	/* the I/O syscall being fed to a parser (io: only inside feed_call) */
 	const struct ls_ev_sock_io *io;
 	uint64_t io_ts;
 	uint32_t io_tid;
@@ -678,30 +678,36 @@ static void note_inflight_response(struct conn *cn, const struct ls_ev_sock_io *
 	r->out_end += e->bytes;
 }
 
-static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
+/* The call's bytes, piece by piece, into p. cn->io names the call only
+ * while it is fed: an unparsed request's reason reads it. */
+static void feed_call(struct conn *cn, struct ls_http_parser *p, const struct ls_ev_sock_io *e)
 {
 	struct ls_io_piece piece[LS_IO_MAX_PIECES];
-	int npieces = ls_io_pieces(e, e->h.size, piece);
+	int n = ls_io_pieces(e, e->h.size, piece);
+
+	cn->io = e;
+	for (int i = 0; i < n; i++)
+		ls_http_feed(p, piece[i].data, piece[i].known, piece[i].total);
+	cn->io = NULL;
+}
+
+static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
+{
 	struct ls_http_parser *p;
 
 	ensure_parsers(cn);
 	p = e->dir == LS_IO_IN ? cn->rx : cn->tx;
-	cn->io = NULL;
 	feed_unseen(cn, p, e->dir == LS_IO_IN ? cn->irs1 : cn->iss1, e);
 	cn->pid = e->h.pid;
 	cn->io_ts = e->h.ts;
 	cn->io_tid = e->h.tid;
-	cn->io = e;
 	if (e->dir == LS_IO_IN) {
 		if (!e->bytes) {
 			cn->peer_eof = true;
 			ls_http_eof(cn->rx);
-			cn->io = NULL; /* e is the reader's: not ours past this call */
 			return;
 		}
-		for (int i = 0; i < npieces; i++)
-			ls_http_feed(p, piece[i].data, piece[i].known, piece[i].total);
-		cn->io = NULL;
+		feed_call(cn, p, e);
 		if (cn->rx_unparsed && !cn->rx_cur) /* the rest of a request the parser lost */
 			cn->reqs[cn->rx_unparsed - 1]->in_end = p->pos;
 		return;
@@ -715,9 +721,7 @@ static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 		cn->io_blocked_taken = true;
 	}
 	bool skipping = cn->adopted && !cn->tx_synced && cn->tx->st == LS_HTTP_ST_LOST;
-	for (int i = 0; i < npieces; i++)
-		ls_http_feed(p, piece[i].data, piece[i].known, piece[i].total);
-	cn->io = NULL;
+	feed_call(cn, p, e);
 	if (skipping && cn->tx->st == LS_HTTP_ST_LOST)
 		note_inflight_response(cn, e);
 	else if (cn->tx_unparsed && (cn->tx->st == LS_HTTP_ST_LOST || cn->tx->st == LS_HTTP_ST_OPAQUE)) {
