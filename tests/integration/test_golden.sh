@@ -5,7 +5,8 @@
 # diff); large ones (dump) as a SHA-256. An output that changes on purpose:
 # rerun with GOLDEN_UPDATE=1, review `git diff tests/golden`, commit.
 # The fixture: tests/golden/mock.data (make-fixture.sh); the synthetic flame
-# capture is built by flame-capture at test time. No privileges needed.
+# capture is built by flame-capture at test time. Commands with OUT write
+# their file there (timeline, report --html). No privileges needed.
 source "$(dirname "$0")/lib.sh"
 G=$ROOT/tests/golden
 E=$G/expected
@@ -32,10 +33,13 @@ cases=(
   "synthetic-latency.folded|$LS flame --kind latency $T/synthetic.data|whole"
   "synthetic-cpu.folded|$LS flame --kind cpu $T/synthetic.data|whole"
   "synthetic-gpu.folded|$LS flame --kind gpu $T/synthetic.data|whole"
+  "timeline.perfetto-trace|$LS timeline -o OUT mock.data|sha"
+  "report.html|$LS report --html -o OUT mock.data|sha"
 )
 for c in "${cases[@]}"; do
   IFS='|' read -r name cmd mode <<<"$c"
-  $cmd >"$T/$name" 2>/dev/null
+  if [[ $cmd == *" OUT "* ]]; then ${cmd/ OUT / $T/$name } >/dev/null 2>&1  # writes a file
+  else $cmd >"$T/$name" 2>/dev/null; fi
   if [[ $mode == sha ]]; then
     sha256sum <"$T/$name" | cut -d' ' -f1 >"$T/$name.sha"
     got=$T/$name.sha want=$E/$name.sha
