@@ -12,12 +12,19 @@ BPFTOOL ?= bpftool
 # The agent (DESIGN.md §3): user/main.c and cmd_<name>.c (flags, wiring);
 # user/core the analysis core, user/record the recorder's units, user/out
 # the output sinks.
-USER_DIRS := user user/core user/record user/out user/live
+USER_DIRS := user user/core user/record user/out user/live user/export
 USER_INCLUDES := $(addprefix -I,$(USER_DIRS))
+# OTLP export: the OpenTelemetry project's .proto files (proto/), compiled by
+# protoc-c into build/gen, packed with libprotobuf-c.
+OTLP_PROTOS := $(addprefix proto/opentelemetry/proto/,common/v1/common.proto \
+	resource/v1/resource.proto trace/v1/trace.proto collector/trace/v1/trace_service.proto)
+OTLP_GEN_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(OTLP_PROTOS))
+OTLP_GEN_H := $(OTLP_GEN_C:.c=.h)
+OTLP_GEN_OBJS := $(OTLP_GEN_C:.c=.o)
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
-	-Iinclude -I$(BUILD) $(USER_INCLUDES) -D_GNU_SOURCE
+	-Iinclude -I$(BUILD) -I$(BUILD)/gen $(USER_INCLUDES) -D_GNU_SOURCE
 CFLAGS ?= -O2 -g
-LDLIBS := -lbpf -ldw -lelf -lz -lpthread -lm -lmicrohttpd
+LDLIBS := -lbpf -ldw -lelf -lz -lpthread -lm -lmicrohttpd -lprotobuf-c -lcurl
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -94,21 +101,31 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/user/%.o: user/%.c $(SKELS) include/latsplit/*.h $(USER_HDRS) | $(BUILD)/user
+$(BUILD)/user/%.o: user/%.c $(SKELS) include/latsplit/*.h $(USER_HDRS) $(OTLP_GEN_H) | $(BUILD)/user
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/latsplit: $(AGENT_OBJS)
+# one protoc-c run writes every generated file
+$(OTLP_GEN_C) $(OTLP_GEN_H) &: $(OTLP_PROTOS)
+	$(call msg,PROTOC-C,$(BUILD)/gen)
+	$(Q)mkdir -p $(BUILD)/gen
+	$(Q)protoc-c --c_out=$(BUILD)/gen -Iproto $(OTLP_PROTOS)
+
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c $(OTLP_GEN_H)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -I$(BUILD)/gen $(CFLAGS) -c $< -o $@
+
+$(BUILD)/latsplit: $(AGENT_OBJS) $(OTLP_GEN_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/san/%.o: user/%.c $(SKELS) include/latsplit/*.h $(USER_HDRS) | $(BUILD)/san
+$(BUILD)/san/%.o: user/%.c $(SKELS) include/latsplit/*.h $(USER_HDRS) $(OTLP_GEN_H) | $(BUILD)/san
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -c $< -o $@
 
-$(BUILD)/san/latsplit: $(AGENT_SAN_OBJS)
+$(BUILD)/san/latsplit: $(AGENT_SAN_OBJS) $(OTLP_GEN_OBJS)
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) -O1 -g $(SAN) -o $@ $^ $(LDLIBS)
 

@@ -2,8 +2,9 @@
 # Installs what latsplit's tests use beyond building and running it
 # (tools/install-deps.sh): cmocka and the fuzzers' runtime, the servers and
 # clients the integration tests run as real parts (nginx, Node, uvicorn on
-# uvloop, Prometheus, Chromium, protoc, tmux, libbpf-tools), and qemu with
-# a second kernel for the kernel test. `make test` runs it; idempotent and
+# uvloop, Prometheus, Chromium, protoc, tmux, libbpf-tools), npm's
+# @opentelemetry/otlp-transformer (the OTLP test's decoder, into build/npm),
+# and qemu with a second kernel for the kernel test. `make test` runs it; idempotent and
 # quiet when everything is there.
 #
 # On the host it installs no kernel and leaves no service running or
@@ -22,7 +23,13 @@ PKGS=(
   python3-fastapi python3-uvicorn python3-zmq python3-numpy python3-uvloop python3-httptools
   nginx-light nodejs prometheus chromium protobuf-compiler
 )
+command -v npm >/dev/null || PKGS+=(npm) # a machine's own npm will do
 SERVICES=(prometheus nginx)
+# the OpenTelemetry project's OTLP decoder (protobufjs, generated from the
+# same opentelemetry-proto files), pinned: later versions dropped the
+# generated request decoder
+OTLP_NPM=@opentelemetry/otlp-transformer@0.208.0
+OTLP_ROOT=build/npm/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -31,7 +38,9 @@ done
 KDIR=build/kernels
 need_kernel=0
 ls "$KDIR"/6.1/boot/vmlinuz-6.1.* >/dev/null 2>&1 || need_kernel=1
-[[ ${#missing[@]} -eq 0 && $need_kernel -eq 0 ]] && exit 0
+need_npm=0
+[[ -e $OTLP_ROOT ]] || need_npm=1
+[[ ${#missing[@]} -eq 0 && $need_kernel -eq 0 && $need_npm -eq 0 ]] && exit 0
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "install-test-deps: missing: ${missing[*]:-} (6.1 kernel for the qemu test needed: $need_kernel); rerun as root" >&2
@@ -69,4 +78,10 @@ if [[ $need_kernel -eq 1 ]]; then
     { echo "install-test-deps: apt-get download $pkg failed" >&2; exit 1; }
   dpkg -x "$KDIR"/dl/*.deb "$KDIR/6.1"
   rm -rf "$KDIR/dl"
+fi
+if [[ $need_npm -eq 1 ]]; then
+  echo "install-test-deps: npm install $OTLP_NPM into build/npm" >&2
+  mkdir -p build/npm
+  npm install --prefix build/npm --no-audit --no-fund --loglevel=error "$OTLP_NPM" >/dev/null ||
+    { echo "install-test-deps: npm install $OTLP_NPM failed" >&2; exit 1; }
 fi

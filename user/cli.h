@@ -7,6 +7,7 @@
 #define LATSPLIT_USER_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <linux/types.h>
 
 #define EXIT_USAGE 2
@@ -19,7 +20,8 @@ struct ls_top_opts {
 	unsigned long count; /* snapshots, then exit (0: until q or Ctrl-C) */
 	double interval_s;
 };
-int ls_record_main(int argc, char **argv, const struct ls_top_opts *top);
+/* record, or with top_usage `latsplit top` (record's flags and top's). */
+int ls_record_main(int argc, char **argv, void (*top_usage)(FILE *out));
 int cmd_dump(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * `latsplit report`: per-request latency split from a capture — a summary
- * (percentiles of total, TTFT and every sub-part the capture supports), the
- * slowest requests, and per-client network facts; or one JSON record per
- * request (DESIGN.md §6), or CSV.
+ * `latsplit report`: per-request latency split from a capture. Flags and
+ * wiring; the formats are sinks of the analysis: out/report_text.c (a
+ * summary, the slowest requests, per-client network facts, the verdict),
+ * out/report_rows.c (one JSON record per request, DESIGN.md §6, or CSV),
+ * out/html.c (one page).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,438 +13,15 @@
 
 #include "analysis.h"
 #include "cli.h"
-#include "grow.h"
-#include "format.h"
-#include "quant.h"
-#include "verdict.h"
 #include "out/html.h"
-#include "out/json.h"
-#include "out/request_json.h"
-
-
-static uint64_t mark(uint64_t t)
-{
-	return t ? t : LS_NULL;
-}
-
-static void csv_u64(FILE *out, uint64_t v)
-{
-	if (v == LS_NULL)
-		fputc(',', out);
-	else
-		fprintf(out, ",%llu", (unsigned long long)v);
-}
-
-static void print_csv_header(FILE *out)
-{
-	fprintf(out, "id,conn_id,client,server,pid,method,path,status,outcome,x_request_id,"
-		     "start_ns,total_ns,ttft_ns,bytes_in,bytes_out,tokens,retransmits,resets,srtt_us");
-	for (int k = 0; k < LS_S_N; k++)
-		fprintf(out, ",%s", ls_sub_name(k));
-	for (int c = 0; c < LS_C_N; c++)
-		fprintf(out, ",%s", ls_comp_name(c));
-	fprintf(out, ",max_gap_ns,engine_source,gpu_source\n");
-}
-
-static void print_csv(FILE *out, const struct ls_request *r, const struct ls_split *sp)
-{
-	const struct ls_split s = *sp;
-
-	fprintf(out, "%llu,%llu,%s,%s,%u,%s,\"%s\",%d,%s,%s", (unsigned long long)r->id,
-		(unsigned long long)r->conn_id, r->client, r->server, r->pid, r->method, r->path,
-		r->status, ls_outcome_name(r->outcome), r->x_request_id);
-	csv_u64(out, mark(r->t_start));
-	csv_u64(out, s.total);
-	csv_u64(out, s.ttft);
-	fprintf(out, ",%llu,%llu,%u,%u,%u,%u", (unsigned long long)r->bytes_in,
-		(unsigned long long)r->bytes_out, r->tokens, r->retransmits, r->resets,
-		r->srtt_avg_us);
-	for (int k = 0; k < LS_S_N; k++)
-		csv_u64(out, s.sub[k]);
-	for (int c = 0; c < LS_C_N; c++)
-		csv_u64(out, s.comp[c]);
-	csv_u64(out, r->tokens > 1 ? r->max_gap_ns : LS_NULL);
-	fprintf(out, ",%s,%s\n", s.engine_source, s.gpu_source);
-}
-
-/* Where the text report goes: stdout, or the HTML page's summary. */
-static FILE *rout;
-
-static void json_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
-			 const struct ls_engine_join *j, const struct ls_timeline *tl)
-{
-	(void)tl;
-	ls_request_json(ctx, r, s, j);
-}
-
-static void csv_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
-			const struct ls_engine_join *j, const struct ls_timeline *tl)
-{
-	(void)j;
-	(void)tl;
-	print_csv(ctx, r, s);
-}
-
-/* The text report's figures, gathered request by request in bounded
- * memory: a percentile row per total, TTFT, component and sub-part; the
- * slowest requests; per-client network facts. */
-enum { ROW_TOTAL, ROW_TTFT, ROW_COMP, ROW_SUB = ROW_COMP + LS_C_N, ROW_N = ROW_SUB + LS_S_N };
-
-struct client_stat {
-	char addr[64];
-	uint64_t requests, retrans, bytes_out;
-	struct ls_quant srtt;
-};
-
-struct slow {
-	struct ls_request r;
-	struct ls_split s;
-	uint64_t key;
-};
-
-struct text_sink {
-	bool ttft;
-	size_t top;
-	size_t n, outcomes[LS_REQ_NOUTCOMES], n_events, n_inferred;
-	uint64_t total_sum, ttft_sum;
-	struct {
-		struct ls_quant q;
-		uint64_t sum;
-	} rows[ROW_N];
-	struct slow *slow; /* the slowest, by key descending, then arrival */
-	size_t nslow;
-	struct client_stat *cs;
-	size_t nc, capc;
-};
-
-static void text_client(struct text_sink *t, const struct ls_request *r)
-{
-	char addr[64];
-	char *colon;
-	size_t k;
-
-	snprintf(addr, sizeof(addr), "%s", r->client[0] ? r->client : "?");
-	colon = strrchr(addr, ':'); /* the client's port varies per connection */
-	if (colon)
-		*colon = '\0';
-	for (k = 0; k < t->nc && strcmp(t->cs[k].addr, addr); k++)
-		;
-	if (k == t->nc) {
-		GROW(t->cs, t->nc, t->capc);
-		memset(&t->cs[k], 0, sizeof(t->cs[k]));
-		snprintf(t->cs[k].addr, sizeof(t->cs[k].addr), "%s", addr);
-		t->cs[k].srtt.exact_max = 4096;
-		t->nc++;
-	}
-	t->cs[k].requests++;
-	t->cs[k].retrans += r->retransmits;
-	t->cs[k].bytes_out += r->bytes_out;
-	if (r->srtt_avg_us)
-		ls_quant_add(&t->cs[k].srtt, r->srtt_avg_us);
-}
-
-static void text_slowest(struct text_sink *t, const struct ls_request *r, const struct ls_split *s)
-{
-	uint64_t key = t->ttft ? s->ttft : s->total;
-	size_t i = t->nslow;
-
-	key = key == LS_NULL ? 0 : key;
-	while (i > 0 && t->slow[i - 1].key < key) /* ties keep arrival order */
-		i--;
-	if (i >= t->top)
-		return;
-	if (t->nslow == t->top)
-		t->nslow--;
-	memmove(t->slow + i + 1, t->slow + i, (t->nslow - i) * sizeof(*t->slow));
-	t->slow[i].r = *r;
-	ls_request_detach(&t->slow[i].r); /* owned by the analysis */
-	t->slow[i].s = *s;
-	t->slow[i].key = key;
-	t->nslow++;
-}
-
-static void text_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
-			 const struct ls_engine_join *j, const struct ls_timeline *tl)
-{
-	struct text_sink *t = ctx;
-
-	(void)j;
-	(void)tl;
-	t->n++;
-	t->outcomes[r->outcome]++;
-	if (s->total != LS_NULL)
-		t->total_sum += s->total;
-	if (s->ttft != LS_NULL)
-		t->ttft_sum += s->ttft;
-	t->n_events += !strcmp(s->engine_source, "events");
-	t->n_inferred += !strcmp(s->engine_source, "inferred");
-	uint64_t v[ROW_N];
-	v[ROW_TOTAL] = s->total;
-	v[ROW_TTFT] = s->ttft;
-	for (int c = 0; c < LS_C_N; c++)
-		v[ROW_COMP + c] = t->ttft ? s->ttft_comp[c] : s->comp[c];
-	for (int k = 0; k < LS_S_N; k++)
-		v[ROW_SUB + k] = t->ttft ? s->ttft_sub[k] : s->sub[k];
-	for (int i = 0; i < ROW_N; i++)
-		if (v[i] != LS_NULL) {
-			ls_quant_add(&t->rows[i].q, v[i]);
-			t->rows[i].sum += v[i];
-		}
-	text_slowest(t, r, s);
-	text_client(t, r);
-}
-
-static void text_sink_free(struct text_sink *t)
-{
-	for (int i = 0; i < ROW_N; i++)
-		ls_quant_free(&t->rows[i].q);
-	for (size_t k = 0; k < t->nc; k++)
-		ls_quant_free(&t->cs[k].srtt);
-	free(t->cs);
-	free(t->slow);
-}
-
-/* One summary row: percentiles of a row's values (requests without it
- * excluded). */
-static void summary_row(const char *name, struct ls_quant *q, uint64_t sum, size_t n,
-			uint64_t total_sum)
-{
-	size_t k = q->count;
-	char p[4][24], share[16];
-
-	if (!k) {
-		fprintf(rout, "  %-22s %10s %10s %10s %10s %7s   (not in this capture)\n", name, "-", "-", "-",
-		       "-", "-");
-		return;
-	}
-	ls_fmt_ms(p[0], 24, ls_quant_rank(q, k / 2));
-	ls_fmt_ms(p[1], 24, ls_quant_rank(q, (size_t)(k * 0.9)));
-	ls_fmt_ms(p[2], 24, ls_quant_rank(q, (size_t)(k * 0.99)));
-	ls_fmt_ms(p[3], 24, ls_quant_rank(q, k - 1));
-	if (total_sum)
-		snprintf(share, sizeof(share), "%.1f%%", 100.0 * sum / total_sum);
-	else
-		snprintf(share, sizeof(share), "-");
-	fprintf(rout, "  %-22s %10s %10s %10s %10s %7s%s\n", name, p[0], p[1], p[2], p[3], share,
-	       k < n ? "   (some requests lack it)" : "");
-}
-
-static void per_client(struct text_sink *t)
-{
-	fprintf(rout, "\nper client (retransmitted segments of responses; srtt averaged per request):\n");
-	fprintf(rout, "  %-40s %9s %9s %11s %10s %10s\n", "client", "requests", "retrans", "retrans/MB",
-	       "srtt p50", "srtt max");
-	for (size_t k = 0; k < t->nc; k++) {
-		struct client_stat *c = &t->cs[k];
-		char p50[16] = "-", mx[16] = "-";
-		if (c->srtt.count) {
-			snprintf(p50, sizeof(p50), "%.2fms",
-				 ls_quant_rank(&c->srtt, c->srtt.count / 2) / 1e3);
-			snprintf(mx, sizeof(mx), "%.2fms", c->srtt.max / 1e3);
-		}
-		fprintf(rout, "  %-40s %9llu %9llu %11.1f %10s %10s\n", c->addr,
-		       (unsigned long long)c->requests, (unsigned long long)c->retrans,
-		       c->bytes_out ? c->retrans / (c->bytes_out / 1e6) : 0.0, p50, mx);
-	}
-}
-
-static int by_ns_desc(const void *a, const void *b)
-{
-	uint64_t x = ((const uint64_t *)a)[1], y = ((const uint64_t *)b)[1];
-
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* Per-device busy time, top kernels and copies, pageable-copy warning. */
-static void gpu_summary(const struct ls_timeline *tl, uint64_t span_ns)
-{
-	const struct ls_gpu_summary *g = ls_timeline_gpu_summary(tl);
-	static const char *const dir[4] = {"other", "H2D", "D2H", "D2D"};
-	uint64_t order[LS_GPU_MAX_NAMES][2];
-
-	if (!ls_timeline_has_gpu(tl))
-		return;
-	fprintf(rout, "\nGPU (%s):", ls_timeline_gpu_source(tl));
-	for (uint32_t d = 0; d < g->ndev; d++)
-		fprintf(rout, " device %u busy %.1f ms (%.1f%% of the capture)", d, g->dev_busy_ns[d] / 1e6,
-		       span_ns ? 100.0 * g->dev_busy_ns[d] / span_ns : 0.0);
-	fprintf(rout, "\n  top kernels by GPU time:\n");
-	for (size_t i = 0; i < g->nnames; i++) {
-		order[i][0] = i;
-		order[i][1] = g->names[i].ns;
-	}
-	qsort(order, g->nnames, sizeof(order[0]), by_ns_desc);
-	for (size_t k = 0; k < g->nnames && k < 5; k++) {
-		size_t i = order[k][0];
-		fprintf(rout, "    %10.2f ms %8llu x  %s\n", g->names[i].ns / 1e6,
-		       (unsigned long long)g->names[i].count, g->names[i].name[0] ? g->names[i].name : "?");
-	}
-	fprintf(rout, "  copies:");
-	for (int c = 0; c < 4; c++)
-		if (g->copies[c])
-			fprintf(rout, " %s %llu x %.1f MB in %.2f ms;", dir[c], (unsigned long long)g->copies[c],
-			       g->copy_bytes[c] / 1e6, g->copy_ns[c] / 1e6);
-	fprintf(rout, "\n");
-	if (g->pageable_copies)
-		fprintf(rout, "  warning: %llu copies from/to pageable host memory (slower, synchronous): "
-		       "use pinned memory\n",
-		       (unsigned long long)g->pageable_copies);
-}
-
-/* No whole request: say which case applies, so an empty report is never
- * mistaken for an idle server. */
-static void print_text(const char *path, struct ls_analysis *rs, struct text_sink *t,
-		       __u64 span_ns)
-{
-	const struct ls_file_hdr *h = ls_reader_header(rs->rd);
-	const struct ls_corr_stats *cst = &rs->cst;
-	struct ls_timeline *tl = rs->tl;
-	char sources[512], loss[512];
-	bool ttft = t->ttft;
-
-	ls_sources_str(h->sources, sources, sizeof(sources));
-	ls_reader_loss_line(rs->rd, loss, sizeof(loss));
-	fprintf(rout, "latsplit report: %s\n", path);
-	fprintf(rout, "  host %s, kernel %s, %.2f s of events; sources: %s\n", h->hostname, h->release,
-	       span_ns / 1e9, sources);
-	fprintf(rout, "  ring-buffer drops: %llu; stacks not captured: %llu; capture damage: %s\n",
-	       (unsigned long long)rs->drops, (unsigned long long)rs->stack_errors,
-	       loss[0] ? loss : "none");
-	fprintf(rout, "  %zu requests on %llu HTTP connections (%llu opaque, %llu HTTP sync losses); "
-	       "outcomes:",
-	       t->n, (unsigned long long)cst->conns_http, (unsigned long long)cst->conns_opaque,
-	       (unsigned long long)cst->http_sync_lost);
-	for (int o = 0; o < LS_REQ_NOUTCOMES; o++)
-		if (t->outcomes[o])
-			fprintf(rout, " %s %zu", ls_outcome_name(o), t->outcomes[o]);
-	if (cst->conns_adopted || cst->unseen_bytes)
-		fprintf(rout, "\n  %llu connections met mid-flight (established before the capture); "
-		       "%llu stream bytes moved unseen",
-		       (unsigned long long)cst->conns_adopted, (unsigned long long)cst->unseen_bytes);
-	fprintf(rout, "\n  engine: %zu joined by events, %zu inferred from the GPU timeline, %zu none; "
-	       "gpu: %s; scheduler: %s\n",
-	       t->n_events, t->n_inferred, t->n - t->n_events - t->n_inferred,
-	       ls_timeline_gpu_source(tl), ls_timeline_has_sched(tl) ? "yes" : "no");
-	struct ls_runq *rq = ls_timeline_runq(tl);
-	size_t nq = rq->q.count;
-	if (nq)
-		fprintf(rout, "  run queue of the tracked threads: %zu waits, mean %.1f us, p50 %.1f us, "
-		       "p99 %.1f us, max %.1f us, %.1f%% >= 1024 us\n",
-		       nq, rq->q.sum / 1e3 / nq, ls_quant_rank(&rq->q, nq / 2) / 1e3,
-		       ls_quant_rank(&rq->q, (size_t)(nq * 0.99)) / 1e3, rq->q.max / 1e3,
-		       100.0 * rq->over_ms / nq);
-	if (rs->clipped)
-		fprintf(rout, "  %zu requests lasted longer than the timeline keeps (120 s): their earliest "
-		       "part is split as other\n",
-		       rs->clipped);
-	char why[320];
-	if (ls_analysis_why_empty(rs, h->sources, why, sizeof(why)))
-		fprintf(rout, "  %s\n", why);
-	else if (cst->requests_unparsed)
-		fprintf(rout, "  %llu requests unparsed (no split): %s\n",
-			(unsigned long long)cst->requests_unparsed, cst->unparsed_why);
-	if (!t->n)
-		return;
-	fprintf(rout, "\n  %-22s %10s %10s %10s %10s %7s\n", ttft ? "(ms, of TTFT)" : "(ms)", "p50", "p90",
-	       "p99", "max", "share");
-	uint64_t base = ttft ? t->ttft_sum : t->total_sum;
-	summary_row("total", &t->rows[ROW_TOTAL].q, t->rows[ROW_TOTAL].sum, t->n, base);
-	summary_row("ttft", &t->rows[ROW_TTFT].q, t->rows[ROW_TTFT].sum, t->n, base);
-	for (int c = 0; c < LS_C_N; c++) {
-		summary_row(ls_comp_name(c), &t->rows[ROW_COMP + c].q, t->rows[ROW_COMP + c].sum, t->n,
-			    base);
-		for (int k = 0; k < LS_S_N; k++) {
-			char label[40];
-			if (ls_sub_comp(k) != c)
-				continue;
-			snprintf(label, sizeof(label), "  %s", ls_sub_name(k));
-			summary_row(label, &t->rows[ROW_SUB + k].q, t->rows[ROW_SUB + k].sum, t->n,
-				    base);
-		}
-	}
-	for (int i = 0; i < ROW_N; i++)
-		if (!ls_quant_exact(&t->rows[i].q)) {
-			fprintf(rout, "  (over %d requests: percentiles are estimates within 1%%; max exact)\n",
-			       LS_QUANT_EXACT);
-			break;
-		}
-
-	fprintf(rout, "\nslowest %zu requests by %s (ms):\n", t->nslow, ttft ? "TTFT" : "total");
-	fprintf(rout, "  %6s %-21s %-18s %3s %-8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3s %4s\n", "id",
-	       "client", "path", "st", "outcome", "total", "ttft", "network", "q.sock", "q.engine",
-	       "q.cpu", "xfer", "compute", "host", "rtx", "tok");
-	for (size_t k = 0; k < t->nslow; k++) {
-		const struct ls_request *r = &t->slow[k].r;
-		const struct ls_split *s = &t->slow[k].s;
-		uint64_t f[10] = {s->total, s->ttft, s->comp[LS_C_NETWORK], s->sub[LS_S_Q_SOCKET],
-				  s->sub[LS_S_Q_ENGINE], s->sub[LS_S_Q_CPU], s->comp[LS_C_TRANSFER],
-				  s->comp[LS_C_COMPUTE], s->comp[LS_C_HOST]};
-		char tx[10][24];
-
-		for (int i = 0; i < 9; i++)
-			ls_fmt_ms(tx[i], 24, f[i]);
-		fprintf(rout, "  %6llu %-21.21s %-18.18s %3d %-8.8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3u %4u\n",
-		       (unsigned long long)r->id, r->client, r->path[0] ? r->path : "?", r->status,
-		       ls_outcome_name(r->outcome), tx[0], tx[1], tx[2], tx[3], tx[4], tx[5], tx[6],
-		       tx[7], tx[8], r->retransmits, r->tokens);
-	}
-	gpu_summary(tl, span_ns);
-	per_client(t);
-	if (cst->retrans_unattributed)
-		fprintf(rout, "  %llu retransmitted segments on connections that carried no request\n",
-		       (unsigned long long)cst->retrans_unattributed);
-	struct ls_verdict v;
-	ls_analysis_verdict(rs, ttft, &v);
-	ls_verdict_print(rout, &v);
-}
-
-/* The page: the text report rendered into it, its verdict line on top. */
-static int write_html(const char *path, const char *outpath, struct ls_analysis *rs,
-		      struct text_sink *text, struct ls_html *page)
-{
-	char *buf = NULL, title[600], missing[256];
-	size_t len = 0;
-	struct ls_verdict v;
-	FILE *out;
-
-	rout = open_memstream(&buf, &len);
-	if (!rout) {
-		rout = stdout;
-		return 1;
-	}
-	print_text(path, rs, text, rs->last_ts - rs->first_ts);
-	fclose(rout);
-	rout = stdout;
-	/* the verdict line, as the text has it */
-	const char *vl = NULL;
-	for (const char *p = buf; (p = strstr(p, "\nverdict: ")); p++)
-		vl = p + 1;
-	char line[512] = "";
-	if (vl)
-		snprintf(line, sizeof(line), "%.*s", (int)strcspn(vl, "\n"), vl);
-	ls_analysis_verdict(rs, text->ttft, &v);
-	snprintf(missing, sizeof(missing), "%s%s%s", v.have_engine ? "" : "engine events; ",
-		 v.have_gpu ? "" : "GPU timings; ", v.have_sched ? "" : "scheduler events; ");
-	snprintf(title, sizeof(title), "latsplit report: %s", path);
-	out = ls_open_output("report", outpath);
-	if (!out) {
-		free(buf);
-		return 1;
-	}
-	ls_html_write(out, page, title, buf, line, missing, rs->tl);
-	free(buf);
-	if (fclose(out)) {
-		ls_err("report", "writing %s failed", outpath);
-		return 1;
-	}
-	fprintf(stderr, "latsplit report: wrote %s (%zu requests in the waterfall)\n", outpath,
-		page->nrows);
-	return 0;
-}
+#include "out/report_rows.h"
+#include "out/report_text.h"
+#include "export/otlp.h"
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: latsplit report [FILE] [--json | --csv | --html [-o OUT]] [--ttft] [--top N]\n\n"
+	fprintf(out, "usage: latsplit report [FILE] [--json | --csv | --html [-o OUT]] [--ttft] [--top N]\n"
+		     "                       [--otlp URL]\n\n"
 		     "Splits each HTTP request in a capture (default latsplit.data) into its\n"
 		     "latency components, and summarises them.\n\n"
 		     "  -j, --json    one JSON record per request (DESIGN.md §6 fields)\n"
@@ -453,6 +31,10 @@ static void usage(FILE *out)
 		     "      --html    one self-contained HTML page (verdict, waterfall, flame\n"
 		     "                graphs, the report); with -o FILE (default report.html)\n"
 		     "  -o FILE       where --html writes\n"
+		     "      --otlp URL  also export each request as an OpenTelemetry span (and\n"
+		     "                its phases as children) to an OTLP/HTTP endpoint, e.g.\n"
+		     "                http://127.0.0.1:4318 (/v1/traces is added when URL has\n"
+		     "                no path); joined to the request's traceparent\n"
 		     "  -h, --help    this help\n");
 }
 
@@ -465,9 +47,10 @@ int cmd_report(int argc, char **argv)
 						  {"help", no_argument, NULL, 'h'},
 						  {"html", no_argument, NULL, 'H'},
 						  {"output", required_argument, NULL, 'o'},
+						  {"otlp", required_argument, NULL, 'O'},
 						  {}};
 	bool html = false;
-	const char *outpath = NULL;
+	const char *outpath = NULL, *otlp_url = NULL;
 	const char *path = "latsplit.data";
 	bool json = false, csv = false, ttft = false;
 	unsigned long top = 10;
@@ -483,6 +66,13 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'o':
 			outpath = optarg;
+			break;
+		case 'O':
+			if (ls_otlp_check_url(optarg, err, sizeof(err))) {
+				ls_err("report", "%s", err);
+				return EXIT_USAGE;
+			}
+			otlp_url = optarg;
 			break;
 		case 'j':
 			json = true;
@@ -515,56 +105,43 @@ int cmd_report(int argc, char **argv)
 		ls_err("report", "-o is for --html (the other formats go to stdout)");
 		return EXIT_USAGE;
 	}
-	rout = stdout;
 	if (ls_capture_arg("report", argc, argv, &path))
 		return EXIT_USAGE;
-	struct text_sink text = {.ttft = ttft, .top = top};
+	struct ls_report_text *text = NULL;
+	struct ls_report_json js = {stdout, ttft};
 	struct ls_html page;
-	struct ls_request_sink sinks[2] = {{json ? json_request : csv ? csv_request : text_request,
-					    json || csv ? stdout : (void *)&text},
-					   {ls_html_request, &page}};
-	struct ls_span_sink page_spans = {ls_html_span, &page};
-	if (html)
-		ls_html_init(&page);
-	if (text.top) {
-		text.slow = calloc(text.top, sizeof(*text.slow));
-		if (!text.slow) {
-			ls_err("report", "out of memory for --top %zu", text.top);
+	struct ls_otlp *otlp = NULL;
+	struct ls_sink sink[3];
+	size_t n = 0;
+	if (json) {
+		sink[n++] = ls_report_json_sink(&js);
+	} else if (csv) {
+		sink[n++] = ls_report_csv_sink(stdout);
+	} else {
+		if (!(text = ls_report_text_new(stdout, path, ttft, top, !html))) {
+			ls_err("report", "out of memory for --top %lu", top);
 			return 1;
 		}
-	}
-	if (csv)
-		print_csv_header(stdout);
-	if (ls_analysis_run_spans(&rs, path, NULL, 0, sinks, html ? 2 : 1, html ? &page_spans : NULL,
-				  err, sizeof(err))) {
-		ls_err("report", "%s", err);
-		text_sink_free(&text);
-		if (html)
-			ls_html_free(&page);
-		return 1;
+		sink[n++] = ls_report_text_sink(text);
 	}
 	if (html) {
-		int rc = write_html(path, outpath ? outpath : "report.html", &rs, &text, &page);
-		text_sink_free(&text);
-		ls_html_free(&page);
-		ls_analysis_free(&rs);
-		return rc;
+		ls_html_init(&page, path, outpath ? outpath : "report.html", text);
+		sink[n++] = ls_html_sink(&page);
 	}
-	if (json) {
-		struct ls_verdict v;
-		char why[320];
-		if (ls_analysis_why_empty(&rs, ls_reader_header(rs.rd)->sources, why, sizeof(why))) {
-			fputs("{\"type\":\"empty\",", stdout);
-			ls_json_kv_str(stdout, "reason", why, false);
-			fputs("}\n", stdout);
+	if (otlp_url) {
+		if (!(otlp = ls_otlp_new(otlp_url, err, sizeof(err)))) {
+			ls_err("report", "%s", err);
+			if (html)
+				ls_html_free(&page);
+			ls_report_text_free(text);
+			return 1;
 		}
-		ls_analysis_verdict(&rs, ttft, &v);
-		ls_verdict_json(stdout, &v);
-	} else if (!csv) {
-		print_text(path, &rs, &text, rs.last_ts - rs.first_ts);
+		sink[n++] = ls_otlp_sink(otlp);
 	}
-	text_sink_free(&text);
-	if (json || csv) {
+	int rc = ls_analysis_run(&rs, path, sink, n, err, sizeof(err)) ? 1 : 0;
+	if (rc)
+		ls_err("report", "%s", err);
+	if (!rc && (json || csv)) {
 		ls_reader_loss_line(rs.rd, err, sizeof(err));
 		if (err[0])
 			fprintf(stderr, "latsplit report: %s: %s\n", path, err);
@@ -572,6 +149,15 @@ int cmd_report(int argc, char **argv)
 			fprintf(stderr, "latsplit report: %llu events were dropped while recording\n",
 				(unsigned long long)rs.drops);
 	}
-	ls_analysis_free(&rs);
-	return 0;
+	if (otlp) {
+		ls_otlp_summary(otlp, err, sizeof(err));
+		fprintf(stderr, "latsplit report: %s\n", err);
+		ls_otlp_free(otlp);
+	}
+	if (!rc)
+		ls_analysis_free(&rs);
+	if (html)
+		ls_html_free(&page);
+	ls_report_text_free(text);
+	return rc;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "out/output.h"
 
 #define LS_VERSION "0.1.0"
 
@@ -127,24 +128,10 @@ int main(int argc, char **argv)
 
 FILE *ls_open_output(const char *cmd, const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
-	struct stat sb;
-	FILE *f;
+	char why[512];
+	FILE *f = ls_out_open(path, why, sizeof(why));
 
-	if (fd < 0) {
-		ls_err(cmd, "-o %s: %s; name a new or regular file", path,
-		       errno == ELOOP ? "a symbolic link" : errno == ENXIO ? "a FIFO" : strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		ls_err(cmd, "-o %s: not a regular file; name a new or regular file", path);
-		close(fd);
-		return NULL;
-	}
-	if (ftruncate(fd, 0) || !(f = fdopen(fd, "w"))) {
-		ls_err(cmd, "-o %s: %s", path, strerror(errno));
-		close(fd);
-		return NULL;
-	}
+	if (!f)
+		ls_err(cmd, "%s", why);
 	return f;
 }

@@ -2,11 +2,12 @@
 /*
  * libFuzzer target for everything that reads a capture: the reader (file
  * header, frames, CRCs, resynchronisation), the text and JSON formatters of
- * dump, the analysis core behind report and flame (correlator, HTTP,
- * timeline, join, attribution, verdict), and the stack graphs: the stack
- * loader (stacks, symbols, samples, blocks, launches, Python frames), the
- * flame tree and its folded and SVG writers. Every id, count, length and
- * index in a capture is hostile.
+ * dump, the analysis core (correlator, HTTP, timeline, join, attribution,
+ * verdict, provisional splits) driving every command's sinks: report's
+ * text, JSON and CSV, the HTML page, the Perfetto timeline, the latency
+ * flame; and the stack graphs: the stack loader (stacks, symbols, samples,
+ * blocks, launches, Python frames), the flame tree and its folded and SVG
+ * writers. Every id, count, length and index in a capture is hostile.
  *
  * The first byte picks the mode:
  *  - odd: the rest is a capture file as is (framing, damage, truncation);
@@ -27,7 +28,11 @@
 #include "columns.h"
 #include "format.h"
 #include "out/flame.h"
-#include "out/request_json.h"
+#include "out/flame_build.h"
+#include "out/html.h"
+#include "out/report_rows.h"
+#include "out/report_text.h"
+#include "out/trace_build.h"
 #include "stacks.h"
 
 static FILE *sink(void)
@@ -39,12 +44,10 @@ static FILE *sink(void)
 	return null;
 }
 
-static void to_json(void *ctx, const struct ls_request *r, const struct ls_split *s,
-		    const struct ls_engine_join *j, const struct ls_timeline *tl)
+static int count_provisional(void *ctx, const struct ls_request_view *v)
 {
-	(void)ctx;
-	(void)tl;
-	ls_request_json(sink(), r, s, j);
+	(*(size_t *)ctx) += !v->final;
+	return 0;
 }
 
 /* The flame graphs' path: every sample's, blocked span's and launch's
@@ -82,16 +85,35 @@ static void graphs(struct ls_stack_loader *l)
 
 static void consume(struct ls_reader *rd)
 {
-	static const struct ls_request_sink json = {to_json, NULL};
 	struct ls_analysis a = {0};
 	struct ls_stack_loader sl = {0};
 	const struct ls_hdr *rec;
 	char err[256];
-	struct ls_verdict v;
+	size_t nprov = 0, nev;
+	struct ls_report_json js = {sink(), false};
+	struct ls_report_text *text = ls_report_text_new(sink(), "fuzz", false, 3, true);
+	struct ls_trace *trace = ls_trace_new(0, 0, 0, 0);
+	struct ls_flame_build fb = {.kind = LS_FLAME_LATENCY};
+	struct ls_html page;
+	struct ls_sink sinks[7];
+	size_t n = 0;
 
+	if (!text || !trace || ls_flame_build_init(&fb))
+		abort();
+	ls_html_init(&page, "fuzz", "/tmp/latsplit-fuzz.html", text);
+	sinks[n++] = ls_report_json_sink(&js);
+	sinks[n++] = ls_report_csv_sink(sink());
+	sinks[n++] = ls_report_text_sink(text);
+	sinks[n++] = ls_html_sink(&page);
+	sinks[n++] = ls_trace_sink(trace);
+	sinks[n++] = ls_flame_build_sink(&fb);
+	sinks[n++] = (struct ls_sink){.name = "provisional", .request = count_provisional,
+				      .ctx = &nprov, .provisional = true};
 	ls_format_header(sink(), ls_reader_header(rd), true);
-	if (ls_analysis_begin(&a, ls_reader_header(rd)->track_all, NULL, 0, &json, 1, err, sizeof(err)))
-		return;
+	if (ls_analysis_begin(&a, ls_reader_header(rd), sinks, n, err, sizeof(err)))
+		goto out;
+	if (ls_reader_header(rd)->reserved[0] & 1)
+		ls_analysis_live(&a); /* the live ordering window too */
 	while (ls_reader_next(rd, &rec) == 1) {
 		ls_format_record(sink(), rec, 0, false);
 		ls_format_record(sink(), rec, 0, true);
@@ -102,11 +124,15 @@ static void consume(struct ls_reader *rd)
 	graphs(&sl);
 	ls_reader_loss_line(rd, err, sizeof(err));
 	if (!ls_analysis_end(&a, err, sizeof(err))) {
-		ls_analysis_verdict(&a, false, &v);
-		ls_verdict_json(sink(), &v);
-		ls_verdict_print(sink(), &v);
+		ls_trace_write(trace, sink(), &nev);
+		ls_flame_folded(fb.f, sink());
 	}
 	ls_analysis_free(&a);
+out:
+	ls_html_free(&page);
+	ls_report_text_free(text);
+	ls_trace_free(trace);
+	ls_flame_build_free(&fb);
 }
 
 /* Header + one frame holding `raw` (records), every CRC right. mode 2:
@@ -154,6 +180,7 @@ static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len, int mode)
 	}
 	ls_file_hdr_init(&h, 0, NULL);
 	h.track_all = n & 1;
+	h.reserved[0] = (n >> 1) & 1; /* the harness's: live ordering window */
 	h.crc = crc32(0, (const Bytef *)&h, offsetof(struct ls_file_hdr, crc));
 	int zerr = compress2(out + sizeof(h) + sizeof(f), &clen, raw, n, 1);
 	if ((mode & 2) && f.flags)

@@ -4,8 +4,10 @@
  * analysis core one at a time through ls_analysis_push, as the ring-buffer
  * consumer would, with the per-CPU interleaving a ring shows (records
  * shuffled within runs of up to 32, fixed seed), printing each request with
- * report --json's writer as the analysis hands it over. test_live.sh compares the output with
- * `latsplit report --json` on the same file: they must be identical.
+ * report --json's writer as the analysis hands it over (final splits; the
+ * live ordering window, ls_analysis_live). test_live.sh compares the output
+ * with `latsplit report --json` on the same file: they must be identical.
+ * Provisional splits are counted, and said on stderr ("provisional N").
  * Usage: live-replay CAPTURE
  */
 #include <stdio.h>
@@ -17,12 +19,13 @@
 
 #define RUN 32
 
-static void print_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
-			  const struct ls_engine_join *j, const struct ls_timeline *tl)
+static int print_request(void *ctx, const struct ls_request_view *v)
 {
-	(void)ctx;
-	(void)tl;
-	ls_request_json(stdout, r, s, j);
+	if (!v->final)
+		(*(size_t *)ctx)++;
+	else
+		ls_request_json(stdout, v->r, v->s, v->j);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -34,7 +37,9 @@ int main(int argc, char **argv)
 	unsigned seed = 1;
 	int nheld = 0, more = 1;
 	char err[512];
-	struct ls_request_sink sink = {print_request, NULL};
+	size_t nprov = 0;
+	struct ls_sink sink = {.name = "replay", .request = print_request, .ctx = &nprov,
+			       .provisional = true};
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: live-replay CAPTURE\n");
@@ -44,11 +49,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "live-replay: %s\n", err);
 		return 1;
 	}
-	if (ls_analysis_begin(&a, ls_reader_header(rd)->track_all, NULL, 0, &sink, 1, err,
-			      sizeof(err))) {
+	if (ls_analysis_begin(&a, ls_reader_header(rd), &sink, 1, err, sizeof(err))) {
 		fprintf(stderr, "live-replay: %s\n", err);
 		return 1;
 	}
+	ls_analysis_live(&a);
 	while (more) {
 		more = ls_reader_next(rd, &rec) == 1;
 		if (more) {
@@ -79,6 +84,7 @@ int main(int argc, char **argv)
 	struct ls_verdict v;
 	ls_analysis_verdict(&a, false, &v);
 	ls_verdict_json(stdout, &v);
+	fprintf(stderr, "provisional %zu\n", nprov);
 	ls_analysis_free(&a);
 	ls_reader_close(rd);
 	return 0;

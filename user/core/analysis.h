@@ -24,50 +24,83 @@
 #include "timeline.h"
 #include "verdict.h"
 
-/* Sees every record once, in time order (the pointer is valid during the
- * call only). */
-struct ls_consumer {
-	void (*record)(void *ctx, const struct ls_hdr *rec);
-	void *ctx;
+/* One request as the sinks see it. The pointers are valid during the call
+ * only; the timeline holds the request's window. final: false for a
+ * provisional split, made when the request's delivery is known (to sinks
+ * that asked for it), true for the final one after the grace period. */
+struct ls_request_view {
+	const struct ls_request *r;
+	const struct ls_split *s;
+	const struct ls_engine_join *j;
+	const struct ls_timeline *tl;
+	const struct ls_phases *ph;
+	uint64_t now; /* the analysis's clock: the newest record's time */
+	bool final;
 };
 
-/* Sees every request once, attributed, in the order requests end (their
- * last byte acknowledged, or their connection closed). The pointers are
- * valid during the call only; the timeline holds the request's window. */
-struct ls_request_sink {
-	void (*request)(void *ctx, const struct ls_request *r, const struct ls_split *s,
-			const struct ls_engine_join *j, const struct ls_timeline *tl);
+struct ls_analysis;
+
+/* A sink (every command is a set of them, in the spirit of perf's
+ * perf_tool): each callback may be NULL, and returns 0 or a negative errno;
+ * the first failure stops the analysis, which then fails with
+ * "NAME: reason". Called in this order: begin (the capture's header), then
+ * record (every record once, in time order) and span (what the timeline
+ * sees, as it sees it) and request (in the order requests end), then end
+ * (the summary and verdict are the analysis's: ls_analysis_verdict,
+ * ls_analysis_why_empty). */
+struct ls_sink {
+	const char *name;
+	int (*begin)(void *ctx, const struct ls_file_hdr *h);
+	int (*record)(void *ctx, const struct ls_hdr *rec);
+	int (*span)(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t tid, uint64_t b,
+		    uint64_t e, const struct ls_hdr *rec);
+	int (*request)(void *ctx, const struct ls_request_view *v);
+	int (*end)(void *ctx, struct ls_analysis *a);
+	/* the reason of a failure in words, when the errno does not say it */
+	const char *(*error)(void *ctx);
 	void *ctx;
+	bool provisional; /* also wants provisional requests */
 };
 
 struct ls_analysis {
 	struct ls_reader *rd;        /* ls_analysis_run: open, for header and loss accounting */
+	struct ls_file_hdr hdr;      /* the capture's header (begin's) */
 	struct ls_timeline *tl;
 	struct ls_corr_stats cst;    /* at the end */
 	size_t n;                    /* requests handed to the sinks */
 	size_t clipped;              /* of them, longer than the timeline kept (see .c) */
 	__u64 drops, stack_errors, first_ts, last_ts;
+	__u64 late; /* records later than the ordering window (released anyway) */
 	struct ls_verdict_acc vacc;
 	/* the reading loop's state */
 	struct ls_order *ord;
 	struct ls_corr *corr;
-	const struct ls_consumer *consumers;
-	size_t nconsumers;
-	const struct ls_request_sink *sinks;
+	const struct ls_sink *sinks;
 	size_t nsinks;
+	bool provisional, spans;      /* some sink wants them */
+	int failed;                   /* a sink's error (negative errno), 0 */
+	char why[256];                /* "NAME: reason" */
 	struct ls_request *pend; /* over, waiting out the grace period (FIFO) */
 	size_t p0, np, cappend;
+	struct ls_request *prov; /* delivered, waiting for the next batch (copies) */
+	size_t nprov, capprov;
+	struct ls_span_sink span_sink; /* the timeline's, to the sinks' span */
+	uint64_t window_ns;            /* the ordering window, when not the file's */
 	uint64_t now; /* the newest record's time */
 	uint64_t next_batch, retired_to;
 	uint64_t engine_finished; /* engine events: requests the engine says it finished */
 };
 
-/* Push mode. track_all: the capture header's (it defines the engine group).
- * 0, or -1 with a one-line reason in err. */
-int ls_analysis_begin(struct ls_analysis *a, bool track_all, const struct ls_consumer *consumers,
-		      size_t nconsumers, const struct ls_request_sink *sinks, size_t nsinks,
-		      char *err, size_t len);
-/* One record, in the order the source has it. 0 or -1 (out of memory). */
+/* Push mode. h: the capture's header (track_all defines the engine group;
+ * sinks' begin sees it). 0, or -1 with a one-line reason in err. */
+int ls_analysis_begin(struct ls_analysis *a, const struct ls_file_hdr *h,
+		      const struct ls_sink *sinks, size_t nsinks, char *err, size_t len);
+/* A live source: records are ordered over a shorter window (a ring hands
+ * them over nearly in order; what comes later is released anyway, and
+ * counted), so requests reach the sinks sooner. After begin. */
+void ls_analysis_live(struct ls_analysis *a);
+/* One record, in the order the source has it. 0, or -1 (out of memory, or
+ * a sink failed: ls_analysis_error). */
 int ls_analysis_push(struct ls_analysis *a, const struct ls_hdr *rec);
 /* A live source's clock (CLOCK_MONOTONIC now): records older than the
  * ordering window will not come, so what waits on them may go on when the
@@ -76,18 +109,16 @@ int ls_analysis_advance(struct ls_analysis *a, uint64_t now);
 /* Requests begun and not over yet (not counting those over and waiting
  * out the grace period). */
 size_t ls_analysis_in_flight(const struct ls_analysis *a);
-/* No more records: drains the ordering window and every request left. */
+/* No more records: drains the ordering window and every request left,
+ * then every sink's end. 0, or -1 with the reason in err. */
 int ls_analysis_end(struct ls_analysis *a, char *err, size_t len);
+/* Why push or advance failed. */
+const char *ls_analysis_error(const struct ls_analysis *a);
 
-/* The whole of a capture file. 0, or -1 with a one-line reason in err. */
-int ls_analysis_run(struct ls_analysis *a, const char *path, const struct ls_consumer *consumers,
-		    size_t nconsumers, const struct ls_request_sink *sinks, size_t nsinks,
-		    char *err, size_t len);
-/* The same, with the timeline's spans told to `spans` as they are seen. */
-int ls_analysis_run_spans(struct ls_analysis *a, const char *path,
-			  const struct ls_consumer *consumers, size_t nconsumers,
-			  const struct ls_request_sink *sinks, size_t nsinks,
-			  const struct ls_span_sink *spans, char *err, size_t len);
+/* The whole of a capture file, through the sinks. 0, or -1 with a one-line
+ * reason in err. */
+int ls_analysis_run(struct ls_analysis *a, const char *path, const struct ls_sink *sinks,
+		    size_t nsinks, char *err, size_t len);
 /* The verdict over every request of a finished analysis. */
 void ls_analysis_verdict(struct ls_analysis *a, bool ttft, struct ls_verdict *v);
 /* After the end: when no request could be split (none seen, or every one

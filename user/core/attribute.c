@@ -380,3 +380,45 @@ void ls_attribute_spans(const struct ls_request *r, const struct ls_timeline *tl
 	if (other)
 		ls_spans_normalise(other);
 }
+
+uint64_t ls_request_end(const struct ls_request *r)
+{
+	return r->t_dlv ? r->t_dlv : r->t_end ? r->t_end : r->t_out;
+}
+
+void ls_phases_of(const struct ls_request *r, const struct ls_split *s, struct ls_phases *p)
+{
+	uint64_t in = r->t_in ? r->t_in : r->t_start, rd = r->t_read ? r->t_read : in;
+	uint64_t q = s->t_queued ? s->t_queued : rd, sc = s->t_sched ? s->t_sched : q;
+	uint64_t at[LS_PH_N + 1] = {r->t_start, in, rd, q, sc, r->t_out, ls_request_end(r)};
+
+	p->start = r->t_start;
+	p->end = at[LS_PH_N];
+	p->connect = r->connect_ns;
+	/* instants out of order (a mark missing, clocks of different records)
+	 * are held at the one before, and none passes the end: the phases
+	 * never overlap, and tile [start, end] when both are known */
+	for (int k = 1; k < LS_PH_N; k++) {
+		if (at[k] < at[k - 1])
+			at[k] = at[k - 1];
+		if (p->end && at[k] > p->end)
+			at[k] = p->end;
+	}
+	for (int k = 0; k < LS_PH_N; k++) {
+		p->b[k] = at[k];
+		p->e[k] = at[k + 1];
+	}
+}
+
+uint64_t ls_phase_len(const struct ls_phases *p, int k)
+{
+	return p->b[k] && p->e[k] > p->b[k] ? p->e[k] - p->b[k] : 0;
+}
+
+const char *ls_phase_name(int k)
+{
+	static const char *const names[LS_PH_N] = {"network.upload",  "queueing.socket",
+						   "frontend",        "queueing.engine",
+						   "served",          "network.drain"};
+	return k >= 0 && k < LS_PH_N ? names[k] : "?";
+}

@@ -50,6 +50,27 @@ void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
 void ls_attribute_spans(const struct ls_request *r, const struct ls_timeline *tl,
 			const struct ls_engine_join *join, bool ttft, struct ls_spans *host,
 			struct ls_spans *other);
+/* A request's phases (DESIGN.md §11), contiguous in [T_start, end]: the
+ * partition's instants in order, each held at least at the one before and
+ * at most at the end, so they never overlap. A phase whose marks are
+ * missing is empty (b == 0 or e <= b). end: T_dlv, else T_ack, else T_out. */
+enum ls_phase {
+	LS_PH_UPLOAD, LS_PH_SOCKET, LS_PH_FRONTEND, LS_PH_ENGINE_QUEUE, LS_PH_SERVED, LS_PH_DRAIN,
+	LS_PH_N,
+};
+struct ls_phases {
+	uint64_t start, end; /* the request's; end 0 when none is known */
+	uint64_t connect;    /* a new connection's handshake (network.connect), a
+			      * duration counted before start (the client's pause
+			      * after it is not the request's): 0 when none */
+	uint64_t b[LS_PH_N], e[LS_PH_N];
+};
+void ls_phases_of(const struct ls_request *r, const struct ls_split *s, struct ls_phases *p);
+/* Its length, 0 when empty. */
+uint64_t ls_phase_len(const struct ls_phases *p, int k);
+const char *ls_phase_name(int k);
+/* The request's end as every output shows it: T_dlv, else T_ack, else T_out. */
+uint64_t ls_request_end(const struct ls_request *r);
 const char *ls_comp_name(int c);
 /* The component a sub-part belongs to (enum ls_comp), -1 if none. */
 int ls_sub_comp(int s);

@@ -139,6 +139,7 @@ struct ls_corr {
 	size_t nsynacks, capsynacks;
 	uint64_t next_req_id;
 	void (*emit)(void *ctx, const struct ls_request *r);
+	void (*delivered)(void *ctx, const struct ls_request *r);
 	void *ctx;
 	struct ls_corr_stats st;
 };
@@ -208,6 +209,11 @@ struct ls_corr *ls_corr_new(void (*emit)(void *ctx, const struct ls_request *r),
 		c->ctx = ctx;
 	}
 	return c;
+}
+
+void ls_corr_on_delivered(struct ls_corr *c, void (*delivered)(void *ctx, const struct ls_request *r))
+{
+	c->delivered = delivered;
 }
 
 const struct ls_corr_stats *ls_corr_stats(const struct ls_corr *c)
@@ -1087,12 +1093,33 @@ static void emit_first(struct ls_corr *c, struct conn *cn, size_t k)
  * one stays for what only the connection's end tells: retransmits past
  * every response, resets). Needs sequence anchors; without them requests
  * wait for the connection's end as before. */
+/* Tells `delivered` of each request whose response is whole and
+ * delivered, once: a copy finished as it would be now. */
+static void tell_delivered(struct ls_corr *c, struct conn *cn)
+{
+	for (size_t k = 0; k < cn->nreqs; k++) {
+		struct ls_request *r = cn->reqs[k], now;
+		if (k >= cn->next_resp)
+			break;
+		if (r->delivered_told || k + 1 == cn->tx_cur || k + 1 == cn->tx_inflight ||
+		    k + 1 == cn->tx_unparsed || k + 1 == cn->rx_unparsed || r->unparsed_why[0] ||
+		    !r->out_end || !r->t_out || (!cn->unix_sk && cn->acked < r->out_end))
+			continue;
+		r->delivered_told = true;
+		now = *r; /* shares tok and blocked, read only; never released */
+		finish_request(cn, &now, false);
+		c->delivered(c->ctx, &now);
+	}
+}
+
 static void emit_answered(struct ls_corr *c, struct conn *cn)
 {
 	size_t k = 0;
 
 	if (!cn->have_seq && !cn->unix_sk)
 		return;
+	if (c->delivered)
+		tell_delivered(c, cn);
 	while (k + 1 < cn->nreqs) {
 		const struct ls_request *r = cn->reqs[k];
 		if (k >= cn->next_resp || k + 1 == cn->tx_cur || k + 1 == cn->rx_cur ||

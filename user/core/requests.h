@@ -49,6 +49,7 @@ struct ls_request {
 	bool streaming;
 	bool partial; /* its start was before the capture (see LS_REQ_PARTIAL) */
 	bool transport_unix; /* on an AF_UNIX stream socket: no network parts */
+	bool delivered_told; /* the correlator's `delivered` saw it */
 	char unparsed_why[192]; /* set: LS_REQ_UNPARSED, and why */
 
 	/* marks, CLOCK_MONOTONIC ns; 0 = not observed. t_end is T_ack, the
@@ -114,6 +115,11 @@ struct ls_corr;
 /* emit is called once per finished request (the pointer is valid only
  * during the call). */
 struct ls_corr *ls_corr_new(void (*emit)(void *ctx, const struct ls_request *r), void *ctx);
+/* Also tell `delivered` (same ctx) of each request once, as soon as its
+ * response is whole and delivered (acknowledged; on a unix socket,
+ * written), with its marks as known then: a provisional view, valid during
+ * the call only, before the request is over and emitted. */
+void ls_corr_on_delivered(struct ls_corr *c, void (*delivered)(void *ctx, const struct ls_request *r));
 void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec);
 /* The earliest instant a request not emitted yet may start at (now when
  * none can start earlier); trims per-connection history on the way. */

@@ -625,13 +625,29 @@ static int order_cmp(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
+static void join(struct ls_timeline *tl, const struct ls_request *reqs, size_t n,
+		 struct ls_engine_join *out, bool peek);
+
 void ls_timeline_join(struct ls_timeline *tl, const struct ls_request *reqs, size_t n,
 		      struct ls_engine_join *out)
 {
+	join(tl, reqs, n, out, false);
+}
+
+void ls_timeline_join_peek(struct ls_timeline *tl, const struct ls_request *reqs, size_t n,
+			   struct ls_engine_join *out)
+{
+	join(tl, reqs, n, out, true);
+}
+
+static void join(struct ls_timeline *tl, const struct ls_request *reqs, size_t n,
+		 struct ls_engine_join *out, bool peek)
+{
+	size_t *took = peek ? calloc(n ? n : 1, sizeof(*took)) : NULL, ntook = 0;
 	const uint64_t slack = 1000000; /* the app may fire `arrived` before its read returns */
 	struct order_ix *ord = malloc((n ? n : 1) * sizeof(*ord));
 
-	if (!ord)
+	if (!ord || (peek && !took))
 		abort();
 	memset(out, 0, n * sizeof(*out));
 	for (size_t i = 0; i < n; i++)
@@ -657,12 +673,17 @@ void ls_timeline_join(struct ls_timeline *tl, const struct ls_request *reqs, siz
 					      : (x->xrid[0] && r->x_request_id[0]) || x->pid != r->pid)
 					continue;
 				x->claimed = true;
+				if (peek)
+					took[ntook++] = e;
 				*o = x->j;
 				o->joined = true;
 				break;
 			}
 		}
 	}
+	for (size_t i = 0; i < ntook; i++) /* a peek leaves them to the final join */
+		tl->ereq[took[i]].claimed = false;
+	free(took);
 	free(ord);
 }
 

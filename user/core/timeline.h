@@ -115,6 +115,10 @@ struct ls_engine_join {
  * before T_out). out[i] for reqs[i]. */
 void ls_timeline_join(struct ls_timeline *tl, const struct ls_request *reqs, size_t n,
 		      struct ls_engine_join *out);
+/* The same, claiming nothing (a provisional split: the final join later
+ * may still give the engine request to another). */
+void ls_timeline_join_peek(struct ls_timeline *tl, const struct ls_request *reqs, size_t n,
+			   struct ls_engine_join *out);
 /* Inference without engine events. The first token came from the GPU busy
  * period (spans less than 20 us apart merged) that ended last before
  * t_first; a continuous-batching engine admitted the request when the step

@@ -73,6 +73,8 @@ int ls_verdict_part_comp(int p);
 const char *ls_verdict_remedy(int p);
 /* The dominant sub-part's name ("host", "other" too), or NULL. */
 const char *ls_verdict_dominant(const struct ls_verdict *v);
+/* Its one line, "verdict: PART dominates ..." (user/out/verdict_out.c). */
+void ls_verdict_line(const struct ls_verdict *v, char *buf, size_t len);
 /* The report's verdict section (user/out/verdict_out.c). */
 void ls_verdict_print(FILE *out, const struct ls_verdict *v);
 /* One JSON record, {"type":"verdict",...}, the last line of report --json. */

@@ -344,15 +344,16 @@ void ls_flight_record(void *ctx, const struct ls_hdr *rec)
 	}
 }
 
-void ls_flight_request(void *ctx, const struct ls_request *r, const struct ls_split *s)
+static int flight_request(void *ctx, const struct ls_request_view *v)
 {
 	struct ls_flight *f = ctx;
+	const struct ls_request *r = v->r;
 	int t;
 
-	for (t = 0; t < f->ntrig && !ls_trigger_match(&f->trig[t], r, s); t++)
+	for (t = 0; t < f->ntrig && !ls_trigger_match(&f->trig[t], r, v->s); t++)
 		;
 	if (t == f->ntrig || !r->t_start)
-		return;
+		return 0;
 	/* the rate: dumps in the last hour, and those waiting to be written */
 	while (f->dump_n && f->dump_at[f->dump_head] + HOUR_NS <= f->now) {
 		f->dump_head = (f->dump_head + 1) % f->max_per_hour;
@@ -360,11 +361,17 @@ void ls_flight_request(void *ctx, const struct ls_request *r, const struct ls_sp
 	}
 	if (f->dump_n + f->npend >= f->max_per_hour || f->npend == 16) {
 		f->suppressed++;
-		return;
+		return 0;
 	}
 	uint64_t end = r->t_end ? r->t_end : r->t_out ? r->t_out : r->t_start;
 	f->pend[f->npend++] = (struct ls_flight_dump){
 		r->t_start > f->margin_ns ? r->t_start - f->margin_ns : 0, end + f->margin_ns, r->id};
+	return 0;
+}
+
+struct ls_sink ls_flight_sink(struct ls_flight *f)
+{
+	return (struct ls_sink){.name = "flight recorder", .request = flight_request, .ctx = f};
 }
 
 /* Records of one frame (or the open block) inside [from, to], appended to

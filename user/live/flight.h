@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analysis.h"
 #include "attribute.h"
 #include "capture.h"
 #include "idmap.h"
@@ -90,8 +91,9 @@ struct ls_flight {
 int ls_flight_init(struct ls_flight *f, const struct ls_file_hdr *hdr, char *err, size_t len);
 /* The recorder tap: one record. */
 void ls_flight_record(void *ctx, const struct ls_hdr *rec);
-/* The live analysis hook: a request was split. */
-void ls_flight_request(void *ctx, const struct ls_request *r, const struct ls_split *s);
+/* The live analysis sink: each request's final split, matched against the
+ * triggers. */
+struct ls_sink ls_flight_sink(struct ls_flight *f);
 /* Writes the dumps due (checkpoint: called first, to get stacks and
  * symbols of the window written). Returns how many were written. */
 int ls_flight_tick(struct ls_flight *f, void (*checkpoint)(void *), void *ctx);

@@ -15,31 +15,34 @@
 #include "cli.h"
 #include "live.h"
 
-static void live_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
-			 const struct ls_engine_join *j, const struct ls_timeline *tl)
+/* Prometheus counts a request at delivery and its parts at the final
+ * split (ls_prom_add). */
+static int live_request(void *ctx, const struct ls_request_view *v)
 {
 	struct ls_live *l = ctx;
 
-	(void)tl;
 	pthread_mutex_lock(&l->lock);
-	ls_prom_add(&l->prom, r, s);
+	if (v->final)
+		ls_prom_add(&l->prom, v->r, v->s);
+	else
+		ls_prom_delivered(&l->prom, v->r, v->s);
 	pthread_mutex_unlock(&l->lock);
-	if (l->keep_recent)
-		ls_top_push(&l->recent, l->a.now, r, s, j);
-	if (l->on_request)
-		l->on_request(l->on_request_ctx, r, s);
+	return 0;
 }
 
-int ls_live_init(struct ls_live *l, bool track_all, bool keep_recent, char *err, size_t len)
+int ls_live_init(struct ls_live *l, const struct ls_file_hdr *h, const struct ls_sink *more,
+		 size_t nmore, char *err, size_t len)
 {
 	memset(l, 0, sizeof(*l));
 	pthread_mutex_init(&l->lock, NULL);
 	ls_prom_init(&l->prom);
-	l->keep_recent = keep_recent;
-	l->recent.window_ns = 10000000000ull;
-	l->sink = (struct ls_request_sink){live_request, l};
-	if (ls_analysis_begin(&l->a, track_all, NULL, 0, &l->sink, 1, err, len))
+	l->sinks[l->nsinks++] = (struct ls_sink){.name = "live", .request = live_request, .ctx = l,
+						 .provisional = true};
+	for (size_t i = 0; i < nmore && l->nsinks < LS_LIVE_SINKS; i++)
+		l->sinks[l->nsinks++] = more[i];
+	if (ls_analysis_begin(&l->a, h, l->sinks, l->nsinks, err, len))
 		return -1;
+	ls_analysis_live(&l->a);
 	l->started = true;
 	return 0;
 }
@@ -48,8 +51,12 @@ void ls_live_record(void *ctx, const struct ls_hdr *rec)
 {
 	struct ls_live *l = ctx;
 
-	if (l->started && ls_analysis_push(&l->a, rec))
-		l->started = false; /* out of memory: the capture still holds it all */
+	if (l->started && ls_analysis_push(&l->a, rec)) {
+		/* out of memory, or a sink failed: the capture still holds it all */
+		fprintf(stderr, "latsplit record: live analysis stopped: %s (the capture is whole)\n",
+			ls_analysis_error(&l->a));
+		l->started = false;
+	}
 }
 
 void ls_live_tick(struct ls_live *l, uint64_t now, uint64_t drops, uint64_t stacks_lost)
@@ -57,8 +64,6 @@ void ls_live_tick(struct ls_live *l, uint64_t now, uint64_t drops, uint64_t stac
 	if (!l->started)
 		return;
 	ls_analysis_advance(&l->a, now);
-	if (l->keep_recent)
-		ls_top_expire(&l->recent, l->a.now);
 	const struct ls_gpu_summary *g = ls_timeline_gpu_summary(l->a.tl);
 	double span = l->a.now > l->a.first_ts ? (double)(l->a.now - l->a.first_ts) : 0;
 	pthread_mutex_lock(&l->lock);
@@ -206,10 +211,9 @@ void ls_live_finish(struct ls_live *l)
 
 void ls_live_free(struct ls_live *l)
 {
-	if (!l->sink.request)
+	if (!l->nsinks)
 		return; /* never initialised */
 	ls_live_finish(l);
 	ls_analysis_free(&l->a);
-	ls_top_free(&l->recent);
 	pthread_mutex_destroy(&l->lock);
 }

@@ -3,11 +3,12 @@
  * Live mode (DESIGN.md §2): the recording's records, as written, feed the
  * analysis core as they come (a recorder tap); a clock tick lets it go on
  * when the host is quiet. Its request sinks: the Prometheus histograms
- * (served by libmicrohttpd on `record --metrics`), the recent window that
+ * (served by libmicrohttpd on `record --metrics`); the caller's sinks: the recent window that
  * `latsplit top` shows, and a hook (the flight recorder's trigger).
- * Requests reach the sinks about 4 s after they end: the ordering window
- * and the grace period for late records, the same as from a file, so the
- * numbers equal `report`'s on the capture.
+ * A request reaches the live sinks provisionally within about a second of
+ * its delivery (a shorter ordering window than a file's, then the next
+ * batch), and finally after the grace period for late records, as from a
+ * file: the final numbers equal `report`'s on the capture.
  */
 #ifndef LATSPLIT_LIVE_LIVE_H
 #define LATSPLIT_LIVE_LIVE_H
@@ -23,24 +24,24 @@
 
 struct MHD_Daemon;
 
+#define LS_LIVE_SINKS 4
+
 struct ls_live {
 	struct ls_analysis a;
 	bool started;
-	struct ls_request_sink sink;
+	struct ls_sink sinks[LS_LIVE_SINKS]; /* its own (metrics, top), then the caller's */
+	size_t nsinks;
 	pthread_mutex_t lock; /* prom, read by the HTTP thread */
 	struct ls_prom prom;
 	struct MHD_Daemon *mhd;
 	uint64_t scrapes;
 	uint64_t http_errors; /* the HTTP server's messages, counted (atomic) */
-	struct ls_top_window recent; /* top's */
-	bool keep_recent;
-	/* called for every request split (the flight recorder's trigger) */
-	void (*on_request)(void *ctx, const struct ls_request *r, const struct ls_split *s);
-	void *on_request_ctx;
 };
 
-/* keep_recent: hold the last seconds of requests for top. */
-int ls_live_init(struct ls_live *l, bool track_all, bool keep_recent, char *err, size_t len);
+/* h: the recording's header. more: the caller's sinks (top's window, the
+ * flight recorder's trigger, OTLP export), up to LS_LIVE_SINKS - 1. */
+int ls_live_init(struct ls_live *l, const struct ls_file_hdr *h, const struct ls_sink *more,
+		 size_t nmore, char *err, size_t len);
 /* The recorder tap: one record. */
 void ls_live_record(void *ctx, const struct ls_hdr *rec);
 /* The clock, and the figures only the recorder knows (drops, stacks not

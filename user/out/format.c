@@ -79,11 +79,12 @@ static void tuple_strs(const struct ls_tuple *t, char *l, char *r, size_t len)
 	ls_addr_str(t->daddr, t->dport, r, len);
 }
 
-/* Fields after the common prefix, as text (json=false) or JSON members. */
-static void body(FILE *out, const struct ls_hdr *rec, bool json)
-{
-	char a[64], b[64], c1[LS_COMM_LEN + 1], c2[LS_COMM_LEN + 1];
 #define KV(jfmt, tfmt, ...) fprintf(out, json ? jfmt : tfmt, __VA_ARGS__)
+
+/* Scheduler and process records. false: not one of them. */
+static bool body_sched(FILE *out, const struct ls_hdr *rec, bool json)
+{
+	char c1[LS_COMM_LEN + 1], c2[LS_COMM_LEN + 1];
 
 	switch (rec->type) {
 	case LS_EV_SCHED_SWITCH: {
@@ -128,6 +129,18 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 				      : (e->group_dead ? " (process)" : ""));
 		break;
 	}
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* TCP and socket records. false: not one of them. */
+static bool body_net(FILE *out, const struct ls_hdr *rec, bool json)
+{
+	char a[64], b[64];
+
+	switch (rec->type) {
 	case LS_EV_TCP_STATE: {
 		const struct ls_ev_tcp_state *e = (const void *)rec;
 		tuple_strs(&e->t, a, b, sizeof(a));
@@ -250,6 +263,16 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		   e->fd);
 		break;
 	}
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Engine and GPU records. false: not one of them. */
+static bool body_gpu(FILE *out, const struct ls_hdr *rec, bool json)
+{
+	switch (rec->type) {
 	case LS_EV_ENGINE: {
 		const struct ls_ev_engine *e = (const void *)rec;
 		static const char *const kinds[] = {"?",          "arrived",   "queued",  "scheduled",
@@ -291,6 +314,18 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		   (unsigned long long)e->cupti_dropped, (unsigned long long)e->refused_buffers);
 		break;
 	}
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Stack, sample and metadata records. false: not one of them. */
+static bool body_meta(FILE *out, const struct ls_hdr *rec, bool json)
+{
+	char c1[LS_COMM_LEN + 1];
+
+	switch (rec->type) {
 	case LS_EV_SAMPLE: {
 		const struct ls_ev_sample *e = (const void *)rec;
 		SAFE(c1, e->comm);
@@ -389,10 +424,19 @@ static void body(FILE *out, const struct ls_hdr *rec, bool json)
 		break;
 	}
 	default:
-		KV(",\"size\":%u", "size=%u", rec->size);
+		return false;
 	}
-#undef KV
+	return true;
 }
+
+/* Fields after the common prefix, as text (json=false) or JSON members. */
+static void body(FILE *out, const struct ls_hdr *rec, bool json)
+{
+	if (!body_sched(out, rec, json) && !body_net(out, rec, json) && !body_gpu(out, rec, json) &&
+	    !body_meta(out, rec, json))
+		KV(",\"size\":%u", "size=%u", rec->size);
+}
+#undef KV
 
 void ls_format_record(FILE *out, const struct ls_hdr *rec, __u64 base_ts, bool json)
 {

@@ -6,32 +6,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+
 #include "grow.h"
+#include "output.h"
 #include "html.h"
 #include "latsplit/engine.h"
 
 #define BUSY_MAX 4096 /* merged GPU busy spans kept; then the nearest merge */
 
-void ls_html_init(struct ls_html *h)
+void ls_html_init(struct ls_html *h, const char *path, const char *outpath,
+		  struct ls_report_text *text)
 {
 	memset(h, 0, sizeof(*h));
+	h->path = path;
+	h->outpath = outpath;
+	h->text = text;
 	h->stride = 1;
 	h->latency = ls_flame_new();
 }
 
-static uint64_t span_of(uint64_t b, uint64_t e)
-{
-	return b && e > b ? e - b : 0;
-}
-
-void ls_html_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
-		     const struct ls_engine_join *j, const struct ls_timeline *tl)
+static int html_request(void *ctx, const struct ls_request_view *v)
 {
 	struct ls_html *h = ctx;
-	uint64_t end = r->t_dlv ? r->t_dlv : r->t_end;
+	const struct ls_request *r = v->r;
+	const struct ls_split *s = v->s;
+	uint64_t end = v->ph->end;
 
-	(void)j;
-	(void)tl;
 	/* the latency flame: every request's split, host and other unexpanded */
 	for (int k = 0; k < LS_S_N; k++) {
 		const char *fr[3] = {"latency", ls_comp_name(ls_sub_comp(k)), ls_sub_name(k)};
@@ -44,9 +45,9 @@ void ls_html_request(void *ctx, const struct ls_request *r, const struct ls_spli
 			ls_flame_add(h->latency, fr, 2, s->comp[c]);
 	}
 	if (s->total == LS_NULL || !r->t_start)
-		return;
+		return 0;
 	if (h->seen++ % h->stride)
-		return; /* evenly sampled past the cap */
+		return 0; /* evenly sampled past the cap */
 	if (h->nrows == LS_HTML_MAX_ROWS) { /* keep every other row, sample half as often */
 		size_t k = 0;
 		for (size_t i = 0; i < h->nrows; i += 2)
@@ -54,23 +55,17 @@ void ls_html_request(void *ctx, const struct ls_request *r, const struct ls_spli
 		h->nrows = k;
 		h->stride *= 2;
 		if ((h->seen - 1) % h->stride)
-			return;
+			return 0;
 	}
 	if (!h->rows && !(h->rows = calloc(LS_HTML_MAX_ROWS, sizeof(*h->rows))))
-		return;
+		return -ENOMEM;
 	struct ls_html_row *w = &h->rows[h->nrows++];
-	uint64_t in = r->t_in ? r->t_in : r->t_start, rd = r->t_read ? r->t_read : in;
-	uint64_t q = s->t_queued ? s->t_queued : rd, sc = s->t_sched ? s->t_sched : q;
 	memset(w, 0, sizeof(*w));
 	w->id = r->id;
 	w->t_start = r->t_start;
 	w->end = end;
-	w->ph[0] = span_of(r->t_start, in);
-	w->ph[1] = span_of(in, rd);
-	w->ph[2] = span_of(rd, q);
-	w->ph[3] = span_of(q, sc);
-	w->ph[4] = span_of(sc, r->t_out);
-	w->ph[5] = span_of(r->t_out, end);
+	for (int k = 0; k < LS_PH_N; k++)
+		w->ph[k] = ls_phase_len(v->ph, k);
 	w->total = s->total;
 	w->ttft = s->ttft;
 	memcpy(w->comp, s->comp, sizeof(w->comp));
@@ -82,10 +77,11 @@ void ls_html_request(void *ctx, const struct ls_request *r, const struct ls_spli
 		h->first_ts = r->t_start;
 	if (end > h->last_ts)
 		h->last_ts = end;
+	return 0;
 }
 
-void ls_html_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t tid, uint64_t b,
-		  uint64_t e, const struct ls_hdr *rec)
+static int html_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t tid, uint64_t b,
+		     uint64_t e, const struct ls_hdr *rec)
 {
 	struct ls_html *h = ctx;
 	const struct ls_ev_gpu *g = (const void *)rec;
@@ -93,11 +89,11 @@ void ls_html_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t tid
 	(void)tgid;
 	(void)tid;
 	if (kind != LS_SPAN_GPU || (g->flags & LS_GPU_F_HOST_SIDE) || e <= b)
-		return;
+		return 0;
 	if (h->nbusy && b <= h->busy[h->nbusy - 1].e + 20000) { /* merge with the last */
 		if (e > h->busy[h->nbusy - 1].e)
 			h->busy[h->nbusy - 1].e = e;
-		return;
+		return 0;
 	}
 	if (h->nbusy == BUSY_MAX) { /* coarser: fold pairs */
 		size_t k = 0;
@@ -107,6 +103,7 @@ void ls_html_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t tid
 	}
 	GROW(h->busy, h->nbusy, h->capbusy);
 	h->busy[h->nbusy++] = (struct ls_span){b, e};
+	return 0;
 }
 
 /* A string inside the page's JSON: escaped for JSON and for </script>. */
@@ -173,8 +170,8 @@ static const char PAGE_JS[] =
 	"document.getElementById('nrows').textContent=rows.length}"
 	"document.getElementById('sort').addEventListener('change',draw);draw();";
 
-void ls_html_write(FILE *out, struct ls_html *h, const char *title, const char *text,
-		   const char *verdict_line, const char *missing, const struct ls_timeline *tl)
+static void html_write(FILE *out, struct ls_html *h, const char *title, const char *text,
+		       const char *verdict_line, const char *missing, const struct ls_timeline *tl)
 {
 	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		     "<title>");
@@ -279,4 +276,53 @@ void ls_html_free(struct ls_html *h)
 	free(h->busy);
 	ls_flame_free(h->latency);
 	memset(h, 0, sizeof(*h));
+}
+
+/* The page: the text report rendered into it, the verdict's line on top. */
+static int html_end(void *ctx, struct ls_analysis *a)
+{
+	struct ls_html *h = ctx;
+	char *buf = NULL, title[600], missing[256], line[512];
+	size_t len = 0;
+	struct ls_verdict v;
+	FILE *m = open_memstream(&buf, &len), *out;
+
+	if (!m)
+		return -ENOMEM;
+	ls_report_text_print(m, h->text, a);
+	if (fclose(m)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	ls_analysis_verdict(a, ls_report_text_ttft(h->text), &v);
+	ls_verdict_line(&v, line, sizeof(line));
+	snprintf(missing, sizeof(missing), "%s%s%s", v.have_engine ? "" : "engine events; ",
+		 v.have_gpu ? "" : "GPU timings; ", v.have_sched ? "" : "scheduler events; ");
+	snprintf(title, sizeof(title), "latsplit report: %s", h->path);
+	out = ls_out_open(h->outpath, h->why, sizeof(h->why));
+	if (!out) {
+		free(buf);
+		return -EIO;
+	}
+	html_write(out, h, title, buf, line, missing, a->tl);
+	free(buf);
+	if (fclose(out)) {
+		snprintf(h->why, sizeof(h->why), "writing %s failed", h->outpath);
+		return -EIO;
+	}
+	fprintf(stderr, "latsplit report: wrote %s (%zu requests in the waterfall)\n", h->outpath,
+		h->nrows);
+	return 0;
+}
+
+static const char *html_error(void *ctx)
+{
+	struct ls_html *h = ctx;
+	return h->why[0] ? h->why : NULL;
+}
+
+struct ls_sink ls_html_sink(struct ls_html *h)
+{
+	return (struct ls_sink){.name = "report --html", .request = html_request, .span = html_span,
+				.end = html_end, .error = html_error, .ctx = h};
 }

@@ -15,10 +15,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis.h"
 #include "attribute.h"
 #include "flame.h"
 #include "requests.h"
 #include "timeline.h"
+#include "out/report_text.h"
 
 #define LS_HTML_MAX_ROWS 2000
 
@@ -37,19 +39,18 @@ struct ls_html {
 	struct ls_span *busy; /* GPU busy, merged as they come (bounded) */
 	size_t nbusy, capbusy;
 	uint64_t first_ts, last_ts;
+	const char *path, *outpath;
+	struct ls_report_text *text;
+	char why[256];
 };
 
-void ls_html_init(struct ls_html *h);
-/* A request sink's callback (ctx: struct ls_html). */
-void ls_html_request(void *ctx, const struct ls_request *r, const struct ls_split *s,
-		     const struct ls_engine_join *j, const struct ls_timeline *tl);
-/* A span sink's (GPU spans for the busy strip). */
-void ls_html_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t tid, uint64_t b,
-		  uint64_t e, const struct ls_hdr *rec);
-/* The page. text: the text report; verdict_line: its last verdict line;
- * missing: the sources missing, in words ("" if none). */
-void ls_html_write(FILE *out, struct ls_html *h, const char *title, const char *text,
-		   const char *verdict_line, const char *missing, const struct ls_timeline *tl);
+/* path: the capture's; outpath: the page's; text: the report's text sink
+ * (printed into the page at the end; owned by the caller). */
+void ls_html_init(struct ls_html *h, const char *path, const char *outpath,
+		  struct ls_report_text *text);
+/* The sink (ctx: h): requests for the waterfall and the latency flame, GPU
+ * spans for the busy strip; its end writes the page to outpath. */
+struct ls_sink ls_html_sink(struct ls_html *h);
 void ls_html_free(struct ls_html *h);
 
 #endif

@@ -43,15 +43,26 @@ static void hist_add(struct ls_prom_hist *h, const double *edges, size_t n, uint
 	h->sum += s;
 }
 
-void ls_prom_add(struct ls_prom *p, const struct ls_request *r, const struct ls_split *s)
+/* A request is counted once: its outcome, total and TTFT when it is
+ * delivered (they are known then and do not change), its parts and
+ * retransmits when its split is final (late records may still move them). */
+void ls_prom_delivered(struct ls_prom *p, const struct ls_request *r, const struct ls_split *s)
 {
 	p->outcomes[r->outcome < LS_REQ_NOUTCOMES ? r->outcome : LS_REQ_INCOMPLETE]++;
-	p->retransmits += r->retransmits;
 	if (s->total == LS_NULL)
 		return; /* no split: partial, or no marks */
 	hist_add(&p->total, duration_edges, NDUR, s->total);
 	if (s->ttft != LS_NULL)
 		hist_add(&p->ttft, ttft_edges, NTTFT, s->ttft);
+}
+
+void ls_prom_add(struct ls_prom *p, const struct ls_request *r, const struct ls_split *s)
+{
+	if (!r->delivered_told)
+		ls_prom_delivered(p, r, s);
+	p->retransmits += r->retransmits;
+	if (s->total == LS_NULL)
+		return;
 	for (int k = 0; k < LS_PROM_PARTS; k++) {
 		uint64_t v = k < LS_S_N ? s->sub[k] : s->comp[ls_verdict_part_comp(k)];
 		if (v != LS_NULL)

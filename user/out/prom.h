@@ -38,6 +38,10 @@ struct ls_prom {
 };
 
 void ls_prom_init(struct ls_prom *p);
+/* A request delivered (provisional split): its outcome, total and TTFT. */
+void ls_prom_delivered(struct ls_prom *p, const struct ls_request *r, const struct ls_split *s);
+/* Its final split: the parts and retransmits, and the rest unless
+ * ls_prom_delivered counted it (r->delivered_told). */
 void ls_prom_add(struct ls_prom *p, const struct ls_request *r, const struct ls_split *s);
 /* The exposition text. */
 void ls_prom_write(FILE *out, const struct ls_prom *p);

@@ -11,41 +11,81 @@
 #include "top.h"
 #include "verdict.h"
 
-void ls_top_push(struct ls_top_window *w, uint64_t now, const struct ls_request *r,
-		 const struct ls_split *s, const struct ls_engine_join *j)
-{
-	struct ls_top_entry *e;
+#define AT(w, i) (&(w)->v[((w)->head + (i)) % LS_TOP_MAX])
 
-	if (!w->v && !(w->v = calloc(LS_TOP_MAX, sizeof(*w->v))))
-		return;
-	if (w->n == LS_TOP_MAX) {
-		w->head = (w->head + 1) % LS_TOP_MAX;
-		w->n--;
-		w->evicted++;
-	}
-	e = &w->v[(w->head + w->n++) % LS_TOP_MAX];
-	e->t_done = now;
+static void pop_head(struct ls_top_window *w)
+{
+	const struct ls_top_entry *e = &w->v[w->head];
+
+	if (e->provisional)
+		ls_idmap_remove(&w->prov, e->r.id + 1);
+	w->head = (w->head + 1) % LS_TOP_MAX;
+	w->n--;
+}
+
+static void fill(struct ls_top_entry *e, const struct ls_request *r, const struct ls_split *s,
+		 const struct ls_engine_join *j, bool final)
+{
 	e->r = *r;
 	ls_request_detach(&e->r);
 	e->s = *s;
 	e->j = j ? *j : (struct ls_engine_join){0};
+	e->provisional = !final;
+}
+
+void ls_top_push(struct ls_top_window *w, uint64_t now, const struct ls_request *r,
+		 const struct ls_split *s, const struct ls_engine_join *j, bool final)
+{
+	struct ls_top_entry *e;
+	uintptr_t at;
+
+	if (!w->v && !(w->v = calloc(LS_TOP_MAX, sizeof(*w->v))))
+		return;
+	if (final && (at = (uintptr_t)ls_idmap_remove(&w->prov, r->id + 1))) {
+		uint64_t seq = at - 1, first = w->seq - w->n;
+		if (seq >= first && seq < w->seq && AT(w, seq - first)->r.id == r->id) {
+			fill(AT(w, seq - first), r, s, j, true); /* in place, counted once */
+			return;
+		}
+	}
+	if (w->n == LS_TOP_MAX) {
+		pop_head(w);
+		w->evicted++;
+	}
+	e = &w->v[(w->head + w->n++) % LS_TOP_MAX];
+	e->t_done = now;
+	e->seq = w->seq++;
+	fill(e, r, s, j, final);
+	if (!final)
+		ls_idmap_put(&w->prov, r->id + 1, (void *)(uintptr_t)(e->seq + 1));
+}
+
+static int top_request(void *ctx, const struct ls_request_view *v)
+{
+	struct ls_top_window *w = ctx;
+
+	ls_top_push(w, v->now, v->r, v->s, v->j, v->final);
+	ls_top_expire(w, v->now);
+	return 0;
+}
+
+struct ls_sink ls_top_sink(struct ls_top_window *w)
+{
+	return (struct ls_sink){.name = "top", .request = top_request, .ctx = w, .provisional = true};
 }
 
 void ls_top_expire(struct ls_top_window *w, uint64_t now)
 {
-	while (w->n && w->v[w->head].t_done + w->window_ns < now) {
-		w->head = (w->head + 1) % LS_TOP_MAX;
-		w->n--;
-	}
+	while (w->n && w->v[w->head].t_done + w->window_ns < now)
+		pop_head(w);
 }
 
 void ls_top_free(struct ls_top_window *w)
 {
 	free(w->v);
+	ls_idmap_free(&w->prov);
 	memset(w, 0, sizeof(*w));
 }
-
-#define AT(w, i) (&(w)->v[((w)->head + (i)) % LS_TOP_MAX])
 
 /* One row: p50, p99 and share of the window's summed latency. */
 static void row(FILE *out, struct ls_top_window *w, const char *label, int comp, int sub,
@@ -81,12 +121,15 @@ void ls_top_render(FILE *out, struct ls_top_window *w, const struct ls_top_statu
 
 	if (st->clear)
 		fputs("\033[H\033[2J", out);
-	for (size_t i = 0; i < w->n; i++)
+	size_t nprov = 0;
+	for (size_t i = 0; i < w->n; i++) {
 		if (AT(w, i)->s.total != LS_NULL)
 			whole += AT(w, i)->s.total;
-	fprintf(out, "latsplit top: %s, %.0f s; window: the requests split in the last %.0f s "
-		     "(each about 4 s after it ended)\n",
-		st->target, st->elapsed_s, secs);
+		nprov += AT(w, i)->provisional;
+	}
+	fprintf(out, "latsplit top: %s, %.0f s; window: the requests delivered in the last %.0f s "
+		     "(%zu provisional, marked ~: split at delivery, final 2 s later)\n",
+		st->target, st->elapsed_s, secs, nprov);
 	fprintf(out, "  requests/s %.1f   in flight %llu   split so far %llu   ring-buffer drops %llu"
 		     "   stacks lost %llu%s\n",
 		w->n / secs, (unsigned long long)st->in_flight,
@@ -130,8 +173,8 @@ void ls_top_render(FILE *out, struct ls_top_window *w, const struct ls_top_statu
 		char t[7][24];
 		for (int i = 0; i < 7; i++)
 			ls_fmt_ms(t[i], sizeof(t[i]), f[i]);
-		fprintf(out, "  %6llu %-21.21s %-18.18s %3d %-8.8s %8s %7s %7s %7s %7s %7s %7s\n",
-			(unsigned long long)e->r.id, e->r.client, e->r.path[0] ? e->r.path : "?",
+		fprintf(out, "  %5llu%c %-21.21s %-18.18s %3d %-8.8s %8s %7s %7s %7s %7s %7s %7s\n",
+			(unsigned long long)e->r.id, e->provisional ? '~' : ' ', e->r.client, e->r.path[0] ? e->r.path : "?",
 			e->r.status, ls_outcome_name(e->r.outcome), t[0], t[1], t[2], t[3], t[4], t[5],
 			t[6]);
 	}

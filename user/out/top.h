@@ -12,7 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis.h"
 #include "attribute.h"
+#include "idmap.h"
 #include "requests.h"
 #include "timeline.h"
 
@@ -20,6 +22,8 @@
 
 struct ls_top_entry {
 	uint64_t t_done; /* when it was split (record time) */
+	uint64_t seq;    /* its place in the window's history */
+	bool provisional; /* split at delivery; the final split replaces it */
 	struct ls_request r; /* without its blocked spans */
 	struct ls_split s;
 	struct ls_engine_join j;
@@ -28,12 +32,18 @@ struct ls_top_entry {
 struct ls_top_window {
 	struct ls_top_entry *v; /* a ring of LS_TOP_MAX */
 	size_t head, n;
+	uint64_t seq;          /* of the next pushed */
+	struct ls_idmap prov;  /* request id + 1 -> seq + 1 of its provisional entry */
 	uint64_t window_ns;
 	uint64_t evicted; /* pushed out by the cap before their time */
 };
 
+/* A request split (final false: provisionally, at delivery). A final split
+ * replaces the request's provisional entry in place: counted once. */
 void ls_top_push(struct ls_top_window *w, uint64_t now, const struct ls_request *r,
-		 const struct ls_split *s, const struct ls_engine_join *j);
+		 const struct ls_split *s, const struct ls_engine_join *j, bool final);
+/* The live sink that fills the window: provisional splits, then final. */
+struct ls_sink ls_top_sink(struct ls_top_window *w);
 /* Forgets what is older than the window. */
 void ls_top_expire(struct ls_top_window *w, uint64_t now);
 

@@ -12,14 +12,31 @@
 #define P_OTHER LS_VERDICT_OTHER
 #define P_N LS_VERDICT_PARTS
 
-void ls_verdict_print(FILE *out, const struct ls_verdict *v)
+void ls_verdict_line(const struct ls_verdict *v, char *buf, size_t len)
 {
-	double whole = v->whole;
 	const double *part = v->part, *comp = v->comp;
 	int best = v->best;
 
 	if (best < 0) {
-		fprintf(out, "\nverdict: nothing to judge (no request with a complete split)\n");
+		snprintf(buf, len, "verdict: nothing to judge (no request with a complete split)");
+		return;
+	}
+	snprintf(buf, len, "verdict: %s dominates %s (%.1f%% of it, %s %.1f%%)",
+		 ls_verdict_part_name(best), v->ttft ? "time to first token" : "latency",
+		 100 * part[best] / v->whole, ls_comp_name(ls_verdict_part_comp(best)),
+		 100 * comp[ls_verdict_part_comp(best)] / v->whole);
+}
+
+void ls_verdict_print(FILE *out, const struct ls_verdict *v)
+{
+	char line[512];
+	double whole = v->whole;
+	const double *part = v->part, *comp = v->comp;
+	int best = v->best;
+
+	ls_verdict_line(v, line, sizeof(line));
+	if (best < 0) {
+		fprintf(out, "\n%s\n", line);
 		return;
 	}
 	const char *what = v->ttft ? "time to first token" : "latency";
@@ -62,9 +79,7 @@ void ls_verdict_print(FILE *out, const struct ls_verdict *v)
 			v->have_engine ? "" : "engine events (queueing.engine inferred or absent) ",
 			v->have_gpu ? "" : "GPU timings (no compute/transfer) ",
 			v->have_sched ? "" : "scheduler events (no host/queueing.cpu) ");
-	fprintf(out, "verdict: %s dominates %s (%.1f%% of it, %s %.1f%%)\n  try: %s\n",
-		ls_verdict_part_name(best), what, 100 * part[best] / whole, ls_comp_name(ls_verdict_part_comp(best)),
-		100 * comp[ls_verdict_part_comp(best)] / whole, ls_verdict_remedy(best));
+	fprintf(out, "%s\n  try: %s\n", line, ls_verdict_remedy(best));
 }
 
 void ls_verdict_json(FILE *out, const struct ls_verdict *v)

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `report`'s text (see report_text.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "grow.h"
+#include "quant.h"
+#include "report_text.h"
+#include "verdict.h"
+
+/* The text report's figures, gathered request by request in bounded
+ * memory: a percentile row per total, TTFT, component and sub-part; the
+ * slowest requests; per-client network facts. */
+enum { ROW_TOTAL, ROW_TTFT, ROW_COMP, ROW_SUB = ROW_COMP + LS_C_N, ROW_N = ROW_SUB + LS_S_N };
+
+struct client_stat {
+	char addr[64];
+	uint64_t requests, retrans, bytes_out;
+	struct ls_quant srtt;
+};
+
+struct slow {
+	struct ls_request r;
+	struct ls_split s;
+	uint64_t key;
+};
+
+struct ls_report_text {
+	FILE *out;
+	const char *path;
+	bool ttft, print;
+	size_t top;
+	size_t n, outcomes[LS_REQ_NOUTCOMES], n_events, n_inferred;
+	uint64_t total_sum, ttft_sum;
+	struct {
+		struct ls_quant q;
+		uint64_t sum;
+	} rows[ROW_N];
+	struct slow *slow; /* the slowest, by key descending, then arrival */
+	size_t nslow;
+	struct client_stat *cs;
+	size_t nc, capc;
+};
+
+static void text_client(struct ls_report_text *t, const struct ls_request *r)
+{
+	char addr[64];
+	char *colon;
+	size_t k;
+
+	snprintf(addr, sizeof(addr), "%s", r->client[0] ? r->client : "?");
+	colon = strrchr(addr, ':'); /* the client's port varies per connection */
+	if (colon)
+		*colon = '\0';
+	for (k = 0; k < t->nc && strcmp(t->cs[k].addr, addr); k++)
+		;
+	if (k == t->nc) {
+		GROW(t->cs, t->nc, t->capc);
+		memset(&t->cs[k], 0, sizeof(t->cs[k]));
+		snprintf(t->cs[k].addr, sizeof(t->cs[k].addr), "%s", addr);
+		t->cs[k].srtt.exact_max = 4096;
+		t->nc++;
+	}
+	t->cs[k].requests++;
+	t->cs[k].retrans += r->retransmits;
+	t->cs[k].bytes_out += r->bytes_out;
+	if (r->srtt_avg_us)
+		ls_quant_add(&t->cs[k].srtt, r->srtt_avg_us);
+}
+
+static void text_slowest(struct ls_report_text *t, const struct ls_request *r, const struct ls_split *s)
+{
+	uint64_t key = t->ttft ? s->ttft : s->total;
+	size_t i = t->nslow;
+
+	key = key == LS_NULL ? 0 : key;
+	while (i > 0 && t->slow[i - 1].key < key) /* ties keep arrival order */
+		i--;
+	if (i >= t->top)
+		return;
+	if (t->nslow == t->top)
+		t->nslow--;
+	memmove(t->slow + i + 1, t->slow + i, (t->nslow - i) * sizeof(*t->slow));
+	t->slow[i].r = *r;
+	ls_request_detach(&t->slow[i].r); /* owned by the analysis */
+	t->slow[i].s = *s;
+	t->slow[i].key = key;
+	t->nslow++;
+}
+
+static int text_request(void *ctx, const struct ls_request_view *vw)
+{
+	struct ls_report_text *t = ctx;
+	const struct ls_request *r = vw->r;
+	const struct ls_split *s = vw->s;
+
+	t->n++;
+	t->outcomes[r->outcome]++;
+	if (s->total != LS_NULL)
+		t->total_sum += s->total;
+	if (s->ttft != LS_NULL)
+		t->ttft_sum += s->ttft;
+	t->n_events += !strcmp(s->engine_source, "events");
+	t->n_inferred += !strcmp(s->engine_source, "inferred");
+	uint64_t v[ROW_N];
+	v[ROW_TOTAL] = s->total;
+	v[ROW_TTFT] = s->ttft;
+	for (int c = 0; c < LS_C_N; c++)
+		v[ROW_COMP + c] = t->ttft ? s->ttft_comp[c] : s->comp[c];
+	for (int k = 0; k < LS_S_N; k++)
+		v[ROW_SUB + k] = t->ttft ? s->ttft_sub[k] : s->sub[k];
+	for (int i = 0; i < ROW_N; i++)
+		if (v[i] != LS_NULL) {
+			ls_quant_add(&t->rows[i].q, v[i]);
+			t->rows[i].sum += v[i];
+		}
+	text_slowest(t, r, s);
+	text_client(t, r);
+	return 0;
+}
+
+void ls_report_text_free(struct ls_report_text *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < ROW_N; i++)
+		ls_quant_free(&t->rows[i].q);
+	for (size_t k = 0; k < t->nc; k++)
+		ls_quant_free(&t->cs[k].srtt);
+	free(t->cs);
+	free(t->slow);
+	free(t);
+}
+
+/* One summary row: percentiles of a row's values (requests without it
+ * excluded). */
+static void summary_row(FILE *rout, const char *name, struct ls_quant *q, uint64_t sum, size_t n,
+			uint64_t total_sum)
+{
+	size_t k = q->count;
+	char p[4][24], share[16];
+
+	if (!k) {
+		fprintf(rout, "  %-22s %10s %10s %10s %10s %7s   (not in this capture)\n", name, "-", "-", "-",
+		       "-", "-");
+		return;
+	}
+	ls_fmt_ms(p[0], 24, ls_quant_rank(q, k / 2));
+	ls_fmt_ms(p[1], 24, ls_quant_rank(q, (size_t)(k * 0.9)));
+	ls_fmt_ms(p[2], 24, ls_quant_rank(q, (size_t)(k * 0.99)));
+	ls_fmt_ms(p[3], 24, ls_quant_rank(q, k - 1));
+	if (total_sum)
+		snprintf(share, sizeof(share), "%.1f%%", 100.0 * sum / total_sum);
+	else
+		snprintf(share, sizeof(share), "-");
+	fprintf(rout, "  %-22s %10s %10s %10s %10s %7s%s\n", name, p[0], p[1], p[2], p[3], share,
+	       k < n ? "   (some requests lack it)" : "");
+}
+
+static void per_client(FILE *rout, struct ls_report_text *t)
+{
+	fprintf(rout, "\nper client (retransmitted segments of responses; srtt averaged per request):\n");
+	fprintf(rout, "  %-40s %9s %9s %11s %10s %10s\n", "client", "requests", "retrans", "retrans/MB",
+	       "srtt p50", "srtt max");
+	for (size_t k = 0; k < t->nc; k++) {
+		struct client_stat *c = &t->cs[k];
+		char p50[16] = "-", mx[16] = "-";
+		if (c->srtt.count) {
+			snprintf(p50, sizeof(p50), "%.2fms",
+				 ls_quant_rank(&c->srtt, c->srtt.count / 2) / 1e3);
+			snprintf(mx, sizeof(mx), "%.2fms", c->srtt.max / 1e3);
+		}
+		fprintf(rout, "  %-40s %9llu %9llu %11.1f %10s %10s\n", c->addr,
+		       (unsigned long long)c->requests, (unsigned long long)c->retrans,
+		       c->bytes_out ? c->retrans / (c->bytes_out / 1e6) : 0.0, p50, mx);
+	}
+}
+
+static int by_ns_desc(const void *a, const void *b)
+{
+	uint64_t x = ((const uint64_t *)a)[1], y = ((const uint64_t *)b)[1];
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Per-device busy time, top kernels and copies, pageable-copy warning. */
+static void gpu_summary(FILE *rout, const struct ls_timeline *tl, uint64_t span_ns)
+{
+	const struct ls_gpu_summary *g = ls_timeline_gpu_summary(tl);
+	static const char *const dir[4] = {"other", "H2D", "D2H", "D2D"};
+	uint64_t order[LS_GPU_MAX_NAMES][2];
+
+	if (!ls_timeline_has_gpu(tl))
+		return;
+	fprintf(rout, "\nGPU (%s):", ls_timeline_gpu_source(tl));
+	for (uint32_t d = 0; d < g->ndev; d++)
+		fprintf(rout, " device %u busy %.1f ms (%.1f%% of the capture)", d, g->dev_busy_ns[d] / 1e6,
+		       span_ns ? 100.0 * g->dev_busy_ns[d] / span_ns : 0.0);
+	fprintf(rout, "\n  top kernels by GPU time:\n");
+	for (size_t i = 0; i < g->nnames; i++) {
+		order[i][0] = i;
+		order[i][1] = g->names[i].ns;
+	}
+	qsort(order, g->nnames, sizeof(order[0]), by_ns_desc);
+	for (size_t k = 0; k < g->nnames && k < 5; k++) {
+		size_t i = order[k][0];
+		fprintf(rout, "    %10.2f ms %8llu x  %s\n", g->names[i].ns / 1e6,
+		       (unsigned long long)g->names[i].count, g->names[i].name[0] ? g->names[i].name : "?");
+	}
+	fprintf(rout, "  copies:");
+	for (int c = 0; c < 4; c++)
+		if (g->copies[c])
+			fprintf(rout, " %s %llu x %.1f MB in %.2f ms;", dir[c], (unsigned long long)g->copies[c],
+			       g->copy_bytes[c] / 1e6, g->copy_ns[c] / 1e6);
+	fprintf(rout, "\n");
+	if (g->pageable_copies)
+		fprintf(rout, "  warning: %llu copies from/to pageable host memory (slower, synchronous): "
+		       "use pinned memory\n",
+		       (unsigned long long)g->pageable_copies);
+}
+
+/* No whole request: say which case applies, so an empty report is never
+ * mistaken for an idle server. */
+void ls_report_text_print(FILE *rout, struct ls_report_text *t, struct ls_analysis *rs)
+{
+	const char *path = t->path;
+	__u64 span_ns = rs->last_ts - rs->first_ts;
+	const struct ls_file_hdr *h = &rs->hdr;
+	const struct ls_corr_stats *cst = &rs->cst;
+	struct ls_timeline *tl = rs->tl;
+	char sources[512], loss[512];
+	bool ttft = t->ttft;
+
+	ls_sources_str(h->sources, sources, sizeof(sources));
+	loss[0] = '\0';
+	if (rs->rd) /* a file's */
+		ls_reader_loss_line(rs->rd, loss, sizeof(loss));
+	fprintf(rout, "latsplit report: %s\n", path);
+	fprintf(rout, "  host %s, kernel %s, %.2f s of events; sources: %s\n", h->hostname, h->release,
+	       span_ns / 1e9, sources);
+	fprintf(rout, "  ring-buffer drops: %llu; stacks not captured: %llu; capture damage: %s\n",
+	       (unsigned long long)rs->drops, (unsigned long long)rs->stack_errors,
+	       loss[0] ? loss : "none");
+	fprintf(rout, "  %zu requests on %llu HTTP connections (%llu opaque, %llu HTTP sync losses); "
+	       "outcomes:",
+	       t->n, (unsigned long long)cst->conns_http, (unsigned long long)cst->conns_opaque,
+	       (unsigned long long)cst->http_sync_lost);
+	for (int o = 0; o < LS_REQ_NOUTCOMES; o++)
+		if (t->outcomes[o])
+			fprintf(rout, " %s %zu", ls_outcome_name(o), t->outcomes[o]);
+	if (cst->conns_adopted || cst->unseen_bytes)
+		fprintf(rout, "\n  %llu connections met mid-flight (established before the capture); "
+		       "%llu stream bytes moved unseen",
+		       (unsigned long long)cst->conns_adopted, (unsigned long long)cst->unseen_bytes);
+	fprintf(rout, "\n  engine: %zu joined by events, %zu inferred from the GPU timeline, %zu none; "
+	       "gpu: %s; scheduler: %s\n",
+	       t->n_events, t->n_inferred, t->n - t->n_events - t->n_inferred,
+	       ls_timeline_gpu_source(tl), ls_timeline_has_sched(tl) ? "yes" : "no");
+	struct ls_runq *rq = ls_timeline_runq(tl);
+	size_t nq = rq->q.count;
+	if (nq)
+		fprintf(rout, "  run queue of the tracked threads: %zu waits, mean %.1f us, p50 %.1f us, "
+		       "p99 %.1f us, max %.1f us, %.1f%% >= 1024 us\n",
+		       nq, rq->q.sum / 1e3 / nq, ls_quant_rank(&rq->q, nq / 2) / 1e3,
+		       ls_quant_rank(&rq->q, (size_t)(nq * 0.99)) / 1e3, rq->q.max / 1e3,
+		       100.0 * rq->over_ms / nq);
+	if (rs->clipped)
+		fprintf(rout, "  %zu requests lasted longer than the timeline keeps (120 s): their earliest "
+		       "part is split as other\n",
+		       rs->clipped);
+	char why[320];
+	if (ls_analysis_why_empty(rs, h->sources, why, sizeof(why)))
+		fprintf(rout, "  %s\n", why);
+	else if (cst->requests_unparsed)
+		fprintf(rout, "  %llu requests unparsed (no split): %s\n",
+			(unsigned long long)cst->requests_unparsed, cst->unparsed_why);
+	if (!t->n)
+		return;
+	fprintf(rout, "\n  %-22s %10s %10s %10s %10s %7s\n", ttft ? "(ms, of TTFT)" : "(ms)", "p50", "p90",
+	       "p99", "max", "share");
+	uint64_t base = ttft ? t->ttft_sum : t->total_sum;
+	summary_row(rout, "total", &t->rows[ROW_TOTAL].q, t->rows[ROW_TOTAL].sum, t->n, base);
+	summary_row(rout, "ttft", &t->rows[ROW_TTFT].q, t->rows[ROW_TTFT].sum, t->n, base);
+	for (int c = 0; c < LS_C_N; c++) {
+		summary_row(rout, ls_comp_name(c), &t->rows[ROW_COMP + c].q, t->rows[ROW_COMP + c].sum, t->n,
+			    base);
+		for (int k = 0; k < LS_S_N; k++) {
+			char label[40];
+			if (ls_sub_comp(k) != c)
+				continue;
+			snprintf(label, sizeof(label), "  %s", ls_sub_name(k));
+			summary_row(rout, label, &t->rows[ROW_SUB + k].q, t->rows[ROW_SUB + k].sum, t->n,
+				    base);
+		}
+	}
+	for (int i = 0; i < ROW_N; i++)
+		if (!ls_quant_exact(&t->rows[i].q)) {
+			fprintf(rout, "  (over %d requests: percentiles are estimates within 1%%; max exact)\n",
+			       LS_QUANT_EXACT);
+			break;
+		}
+
+	fprintf(rout, "\nslowest %zu requests by %s (ms):\n", t->nslow, ttft ? "TTFT" : "total");
+	fprintf(rout, "  %6s %-21s %-18s %3s %-8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3s %4s\n", "id",
+	       "client", "path", "st", "outcome", "total", "ttft", "network", "q.sock", "q.engine",
+	       "q.cpu", "xfer", "compute", "host", "rtx", "tok");
+	for (size_t k = 0; k < t->nslow; k++) {
+		const struct ls_request *r = &t->slow[k].r;
+		const struct ls_split *s = &t->slow[k].s;
+		uint64_t f[10] = {s->total, s->ttft, s->comp[LS_C_NETWORK], s->sub[LS_S_Q_SOCKET],
+				  s->sub[LS_S_Q_ENGINE], s->sub[LS_S_Q_CPU], s->comp[LS_C_TRANSFER],
+				  s->comp[LS_C_COMPUTE], s->comp[LS_C_HOST]};
+		char tx[10][24];
+
+		for (int i = 0; i < 9; i++)
+			ls_fmt_ms(tx[i], 24, f[i]);
+		fprintf(rout, "  %6llu %-21.21s %-18.18s %3d %-8.8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %3u %4u\n",
+		       (unsigned long long)r->id, r->client, r->path[0] ? r->path : "?", r->status,
+		       ls_outcome_name(r->outcome), tx[0], tx[1], tx[2], tx[3], tx[4], tx[5], tx[6],
+		       tx[7], tx[8], r->retransmits, r->tokens);
+	}
+	gpu_summary(rout, tl, span_ns);
+	per_client(rout, t);
+	if (cst->retrans_unattributed)
+		fprintf(rout, "  %llu retransmitted segments on connections that carried no request\n",
+		       (unsigned long long)cst->retrans_unattributed);
+	struct ls_verdict v;
+	ls_analysis_verdict(rs, ttft, &v);
+	ls_verdict_print(rout, &v);
+}
+
+static int text_end(void *ctx, struct ls_analysis *a)
+{
+	struct ls_report_text *t = ctx;
+
+	if (t->print)
+		ls_report_text_print(t->out, t, a);
+	return 0;
+}
+
+struct ls_report_text *ls_report_text_new(FILE *out, const char *path, bool ttft, size_t top,
+					  bool print)
+{
+	struct ls_report_text *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	*t = (struct ls_report_text){.out = out, .path = path, .ttft = ttft, .top = top,
+				     .print = print};
+	if (top && !(t->slow = calloc(top, sizeof(*t->slow)))) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct ls_sink ls_report_text_sink(struct ls_report_text *t)
+{
+	return (struct ls_sink){.name = "report", .request = text_request, .end = text_end, .ctx = t};
+}
+
+bool ls_report_text_ttft(const struct ls_report_text *t)
+{
+	return t->ttft;
+}

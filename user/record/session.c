@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * One recording (see session.h): attach (record/loader.c), track the chosen
+ * processes and ports (record/tracking.c), stream every event into a capture
+ * file through the consumer (record/recorder.c) and the live analysis, until
+ * the duration elapses, the command exits, or SIGINT/SIGTERM/SIGHUP. Always
+ * ends the file with a trailer.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "export/otlp.h"
+#include "live.h"
+#include "probe.h"
+#include "proc.h"
+#include "session.h"
+
+#define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
+#define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
+#define CHECKPOINT_NS 5000000000ull /* stacks and their symbols every 5 s */
+#define LIVE_TICK_NS 250000000ull /* live analysis clock, flight-recorder dumps */
+
+struct ls_session {
+	struct ls_rec_opts *o;
+	struct ls_recorder r;
+	struct ls_file_hdr hdr;
+	struct ls_live live;
+	struct ls_otlp *otlp;
+	struct ls_top_window recent; /* top's screen */
+	bool track_all;
+	int ntargets; /* -p's (the --port owners follow them in o->pids) */
+	pid_t child;
+	int go_fd, child_status;
+	bool child_done, child_killed; /* killed: by us, at the end */
+	char target[256];              /* what is tracked, in words */
+	char self_lib[2][4096];
+	struct termios tio_old;
+	bool raw_tty;
+	unsigned long shown; /* top's snapshots */
+	__u64 stop_ts;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* Another `record -o` of the same path moved this capture to PATH.old while
+ * it was written: say where the data is, not a name that now holds another. */
+static void replaced_warning(const char *path, ino_t ino, dev_t dev)
+{
+	struct stat st;
+	char old[4096];
+
+	if (!ino || (stat(path, &st) == 0 && st.st_ino == ino && st.st_dev == dev))
+		return;
+	snprintf(old, sizeof(old), "%s.old", path);
+	if (stat(old, &st) == 0 && st.st_ino == ino && st.st_dev == dev)
+		fprintf(stderr, "latsplit record: warning: %s was replaced while recording (another "
+				"record -o %s?); this capture is now %s\n", path, path, old);
+	else
+		fprintf(stderr, "latsplit record: warning: %s was moved or removed while recording; "
+				"this capture is no longer there\n", path);
+}
+
+static void print_summary(const struct ls_recorder *r, const char *path, __u64 dur_ns,
+			  const struct ls_writer_stats *ws, unsigned long long drops, int level)
+{
+	fprintf(stderr, "latsplit record: %.2f s, %llu events written to %s\n", dur_ns / 1e9,
+		(unsigned long long)r->events, path);
+	fprintf(stderr, "  by type:");
+	for (int t = 1; t < LS_EV_KERNEL_MAX; t++)
+		if (r->per_type[t])
+			fprintf(stderr, " %s=%llu", ls_type_name(t), (unsigned long long)r->per_type[t]);
+	fprintf(stderr, "\n  %.2f MB raw -> %.2f MB on disk (%.1fx, zlib %d), %llu frames, %.1f bytes/event\n",
+		ws->raw_bytes / 1e6, ws->file_bytes / 1e6,
+		ws->file_bytes ? (double)ws->raw_bytes / ws->file_bytes : 0.0, level,
+		(unsigned long long)ws->frames,
+		ws->records ? (double)ws->file_bytes / ws->records : 0.0);
+	fprintf(stderr, "  ring-buffer drops: %llu; writer stalls: %llu (%.1f ms)\n", drops,
+		(unsigned long long)ws->stalls, ws->stall_ns / 1e6);
+	if (r->unwind) {
+		const struct ls_unwind_stats *u = ls_unwind_stats(r->unwind);
+		fprintf(stderr,
+			"  user stacks unwound by DWARF: %llu, %.1f frames each, %.1f us each (%.0f "
+			"stacks/s); stopped short: %llu at a frame without CFI, %llu at the end of "
+			"the copied stack, %llu failed\n",
+			u->stacks, u->stacks ? (double)u->frames / u->stacks : 0.0,
+			u->stacks ? u->ns / 1e3 / u->stacks : 0.0, u->ns ? u->stacks * 1e9 / u->ns : 0.0,
+			u->stopped[LS_UNWIND_NO_CFI], u->stopped[LS_UNWIND_STACK_END],
+			u->stopped[LS_UNWIND_ERROR]);
+	}
+	if (r->py && ls_py_unnamed(r->py))
+		fprintf(stderr, "  Python frames that could not be named (process memory unreadable): "
+				"%llu\n", ls_py_unnamed(r->py));
+	if (r->py && ls_py_over_budget(r->py))
+		fprintf(stderr, "  Python frames named without a line, or not at all, because a traced "
+				"process reached the recorder's memory budget (code objects, line "
+				"tables): %llu\n", ls_py_over_budget(r->py));
+	if (drops)
+		fprintf(stderr,
+			"latsplit record: warning: %llu events lost (BPF ring buffer full): raise "
+			"--ringbuf or narrow with -p/--port\n",
+			drops);
+}
+
+/* What is tracked, in words (top's header). */
+static void target_words(char *buf, size_t len, const unsigned long *pids, int npids,
+			 const unsigned long *ports, int nports, char **cmd)
+{
+	int n = 0;
+
+	buf[0] = '\0';
+	if (cmd)
+		n += snprintf(buf + n, len - n, "%s", cmd[0]);
+	for (int i = 0; i < npids && n < (int)len; i++)
+		n += snprintf(buf + n, len - n, "%spid %lu", n ? ", " : "", pids[i]);
+	for (int i = 0; i < nports && n < (int)len; i++)
+		n += snprintf(buf + n, len - n, "%sport %lu", n ? ", " : "", ports[i]);
+	if (!buf[0])
+		snprintf(buf, len, "all processes");
+}
+
+static void checkpoint_stacks(void *ctx)
+{
+	struct ls_recorder *r = ctx;
+
+	ls_recorder_stacks(r, r->symbolize);
+}
+
+/* Privileges, signals, the --port owners, then every BPF source attached.
+ * 0, or -1 (said why). */
+static int attach(struct ls_session *s)
+{
+	struct ls_rec_opts *o = s->o;
+	struct ls_recorder *r = &s->r;
+	char err[512];
+
+	if (ls_check_privileges(err, sizeof(err))) {
+		ls_err("record", "%s", err);
+		return -1;
+	}
+	ls_libbpf_verbose(o->verbose);
+	/* Before anything is loaded: a Ctrl-C or TERM during start-up (seconds
+	 * of BPF loading) must stop record, not be lost. A background job of a
+	 * script starts with SIGINT ignored, and `make demo` once waited
+	 * forever on a record that had ignored its INT. */
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL); /* a closed terminal: stop cleanly, trailer included */
+
+	s->track_all = !o->npids && !o->nports && !o->command;
+	s->ntargets = o->npids;
+	if (o->nports)
+		ls_port_owners(o->ports, o->nports, o->pids, &o->npids);
+	for (int i = 0; i < o->nports; i++) {
+		bool owned = false;
+		for (int k = s->ntargets; k < o->npids; k++) {
+			__u16 lp[LS_MAX_PORTS];
+			int nl = ls_proc_listen_ports(o->pids[k], lp, LS_MAX_PORTS);
+			for (int j = 0; j < nl; j++)
+				owned |= lp[j] == o->ports[i];
+		}
+		if (!owned)
+			fprintf(stderr, "latsplit record: no process listens on :%lu; waiting for one\n",
+				o->ports[i]);
+	}
+	r->targets = o->pids;
+	r->ntargets = r->targets_alive = s->ntargets;
+
+	if (o->no_engine)
+		o->nengine_paths = 0;
+	else if (!o->nengine_paths)
+		o->nengine_paths = ls_default_engine_paths(o->engine_paths, s->self_lib);
+	struct ls_bpf_opts bo = {.track_all = s->track_all,
+				 .ringbuf_bytes = o->ringbuf_mb << 20,
+				 .capture_bytes = o->capture_bytes,
+				 .no_sock = o->no_sock,
+				 .sample_freq = o->freq,
+				 .sample_all = o->sample_all,
+				 .offcpu_stacks = o->offcpu,
+				 .ustack_bytes = (unsigned)o->ustack_bytes,
+				 .stack_entries = o->stack_entries,
+				 .nengine_paths = o->nengine_paths,
+				 .on_record = ls_recorder_on_record,
+				 .ctx = r};
+	for (int i = 0; i < o->nengine_paths; i++)
+		bo.engine_paths[i] = o->engine_paths[i];
+	if (!o->ncuda_paths) {
+		static const char *const sys[] = {"/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+						  "/usr/lib64/libcuda.so.1", "/usr/lib/libcuda.so.1"};
+		for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]) && o->ncuda_paths < 4; i++)
+			if (!access(sys[i], R_OK))
+				o->cuda_paths[o->ncuda_paths++] = sys[i];
+	}
+	for (int i = 0; i < o->ncuda_paths; i++)
+		bo.cuda_paths[i] = o->cuda_paths[i];
+	bo.ncuda_paths = o->ncuda_paths;
+	if (ls_bpf_start(&r->bpf, &bo, err, sizeof(err))) {
+		ls_err("record", "%s", err);
+		return -1;
+	}
+	if (ls_bpf_missing(r->bpf)[0])
+		fprintf(stderr, "latsplit record: not available on this kernel: %s\n",
+			ls_bpf_missing(r->bpf));
+	return 0;
+}
+
+/* The live analysis and its sinks: metrics and top (live.c), the flight
+ * recorder's trigger, OTLP export. 0, or -1 (said why). */
+static int start_live(struct ls_session *s)
+{
+	struct ls_rec_opts *o = s->o;
+	struct ls_sink more[LS_LIVE_SINKS - 1];
+	size_t nmore = 0;
+	char err[512];
+
+	if (o->top) {
+		s->recent.window_ns = 10000000000ull;
+		more[nmore++] = ls_top_sink(&s->recent);
+	}
+	if (o->flight_s)
+		more[nmore++] = ls_flight_sink(&o->flight);
+	if (o->otlp_url) {
+		if (!(s->otlp = ls_otlp_new(o->otlp_url, err, sizeof(err)))) {
+			ls_err("record", "%s", err);
+			return -1;
+		}
+		more[nmore++] = ls_otlp_sink(s->otlp);
+	}
+	if (ls_live_init(&s->live, &s->hdr, more, nmore, err, sizeof(err))) {
+		ls_err("record", "%s", err);
+		return -1;
+	}
+	s->r.taps[s->r.ntaps++] = (struct ls_tap){ls_live_record, &s->live};
+	if (o->metrics && ls_live_serve(&s->live, o->metrics, err, sizeof(err))) {
+		ls_err("record", "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The capture file (an existing one kept as .old), its header, the
+ * symbolizer and stack namers, the flight recorder, the live analysis.
+ * 0, or -1 (said why). */
+static int open_outputs(struct ls_session *s, int argc, char **argv)
+{
+	struct ls_rec_opts *o = s->o;
+	struct ls_recorder *r = &s->r;
+	const char *path = o->path;
+	char old[4096], err[512];
+	struct stat sb;
+
+	/* Keep an existing capture as .old, like perf: only a regular file.
+	 * Anything else at the path (a device such as /dev/null, a directory,
+	 * a FIFO, a symlink) is refused, checked before anything is attached. */
+	if (path && lstat(path, &sb) == 0) {
+		if (!S_ISREG(sb.st_mode)) {
+			ls_err("record", "-o %s: no longer a regular file; not replaced", path);
+			return -1;
+		}
+		snprintf(old, sizeof(old), "%s.old", path);
+		if (rename(path, old)) {
+			ls_err("record", "%s exists and cannot be renamed to %s: %s", path, old,
+			       strerror(errno));
+			return -1;
+		}
+	}
+	ls_file_hdr_init(&s->hdr, argc + 1, argv - 1);
+	s->hdr.sources = ls_bpf_sources(r->bpf) | (o->offcpu ? LS_SRC_OFFCPU : 0);
+	r->symbolize = o->symbolize;
+	r->capture_bodies = o->capture_bodies;
+	r->sym = ls_sym_new();
+	/* interpreters found as processes are announced; their frames can only
+	 * be named while they live */
+	if ((o->freq || o->offcpu) && o->symbolize)
+		r->py = ls_py_new(ls_bpf_py_set, r->bpf);
+	if (o->ustack_bytes && (o->freq || o->offcpu))
+		r->unwind = ls_unwind_new();
+	if (r->sym && o->debug_dir)
+		ls_sym_set_debug_dir(r->sym, o->debug_dir);
+	s->hdr.track_all = s->track_all;
+	struct ls_writer_opts wo = {.zlib_level = o->level};
+	int e = path ? ls_writer_open(&r->w, path, &s->hdr, &wo) : 0;
+	if (e) {
+		ls_err("record", "cannot create %s: %s", path, strerror(-e));
+		return -1;
+	}
+	if (path && stat(path, &sb) == 0) {
+		r->w_ino = sb.st_ino;
+		r->w_dev = sb.st_dev;
+	}
+	if (o->flight_s) {
+		ls_flight_init(&o->flight, &s->hdr, err, sizeof(err));
+		r->taps[r->ntaps++] = (struct ls_tap){ls_flight_record, &o->flight};
+	}
+	return o->live_on ? start_live(s) : 0;
+}
+
+/* The ports followed, the command started (held until everything is
+ * attached), the processes tracked; then the command goes. 0, or -1. */
+static int start_targets(struct ls_session *s)
+{
+	struct ls_rec_opts *o = s->o;
+	struct ls_recorder *r = &s->r;
+
+	for (int i = 0; i < o->nports; i++)
+		ls_bpf_track_port(r->bpf, o->ports[i], true);
+	if (o->command) {
+		s->child = ls_spawn_waiting(o->command, &s->go_fd);
+		if (s->child < 0) {
+			ls_err("record", "cannot start %s: %s", o->command[0], strerror(errno));
+			return -1;
+		}
+		unsigned long cp = s->child;
+		ls_track_tree(r, &cp, 1, NULL);
+	}
+	if (o->npids)
+		ls_track_tree(r, o->pids, o->npids, NULL);
+	if (s->track_all) {
+		size_t n;
+		pid_t *all = ls_proc_list(&n);
+		for (size_t i = 0; i < n; i++)
+			ls_recorder_proc_info(r, all[i]);
+		free(all);
+	}
+	r->start_ts = ls_now_ns();
+	if (s->go_fd >= 0 && stop_signal) { /* stopped while starting: the command never runs */
+		kill(s->child, SIGKILL);
+		close(s->go_fd);
+		s->go_fd = -1;
+	}
+	if (s->go_fd >= 0) {
+		if (write(s->go_fd, "g", 1) != 1)
+			ls_err("record", "cannot start the command: %s", strerror(errno));
+		close(s->go_fd);
+		s->go_fd = -1;
+	}
+	if (o->verbose && ls_bpf_engine_paths(r->bpf)[0])
+		fprintf(stderr, "latsplit record: engine probes in %s\n", ls_bpf_engine_paths(r->bpf));
+	if (o->verbose && ls_bpf_cuda_paths(r->bpf)[0])
+		fprintf(stderr, "latsplit record: libcuda uprobes in %s\n", ls_bpf_cuda_paths(r->bpf));
+	if (!o->top)
+		fprintf(stderr, "latsplit record: recording %s to %s%s%s%s\n",
+			s->track_all ? "all processes" : "tracked processes", o->path ? o->path : "no file",
+			o->flight_s ? " (flight recorder on)" : "", o->metrics ? " (metrics served)" : "",
+			o->duration ? "" : " (Ctrl-C to stop)");
+	target_words(s->target, sizeof(s->target), o->pids, s->ntargets, o->ports, o->nports,
+		     o->command);
+	return 0;
+}
+
+/* top's screen, once. false: the snapshots asked for are shown. */
+static bool show_top(struct ls_session *s, __u64 now)
+{
+	const struct ls_top_opts *top = s->o->top;
+	struct ls_live *l = &s->live;
+	struct ls_top_status ts = {.target = s->target,
+				   .elapsed_s = (now - s->r.start_ts) / 1e9,
+				   .in_flight = ls_analysis_in_flight(&l->a),
+				   .drops = ls_bpf_drops(s->r.bpf, NULL, 0),
+				   .stacks_lost = ls_bpf_stack_errors(s->r.bpf),
+				   .total_requests = l->a.n,
+				   .have_gpu = ls_timeline_has_gpu(l->a.tl),
+				   .have_sched = ls_timeline_has_sched(l->a.tl),
+				   .have_engine = ls_timeline_has_engine(l->a.tl),
+				   .clear = s->raw_tty};
+
+	ls_top_expire(&s->recent, l->a.now);
+	ls_top_render(stdout, &s->recent, &ts);
+	if (top->count && ++s->shown >= top->count)
+		return false;
+	if (!s->raw_tty)
+		fputs("\n", stdout);
+	return true;
+}
+
+/* Why the loop stops, other than a signal: q, a write error, the duration,
+ * the command's exit, every -p target gone. */
+static bool keep_going(struct ls_session *s, __u64 now, __u64 end_ts)
+{
+	struct ls_recorder *r = &s->r;
+	char c;
+
+	if (s->raw_tty && read(0, &c, 1) == 1 && (c == 'q' || c == 'Q'))
+		return false;
+	if (r->write_err) {
+		ls_err("record", "writing %s: %s", s->o->path, strerror(-r->write_err));
+		return false;
+	}
+	if (end_ts && now >= end_ts)
+		return false;
+	if (s->child > 0 && waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
+		s->child_done = true;
+		return false;
+	}
+	/* Like perf record -p: when every target is gone, stop, unless a
+	 * --port is followed (a restart may come) or a command runs. */
+	if (r->ntargets && r->targets_alive <= 0 && !s->o->nports && s->child < 0) {
+		fprintf(stderr, "latsplit record: every -p process exited; stopping\n");
+		return false;
+	}
+	return true;
+}
+
+/* The poll loop and its timers: drop counters, stack checkpoints, frame
+ * flushes, the live clock, top's screen. */
+static void run(struct ls_session *s)
+{
+	struct ls_rec_opts *o = s->o;
+	struct ls_recorder *r = &s->r;
+	__u64 start = r->start_ts, last_tick = start, last_top = start, last_flush = start,
+	      last_drops = start, last_ckpt = start;
+	__u64 top_every = o->top ? (__u64)(o->top->interval_s * 1e9) : 0;
+	__u64 end_ts = o->duration ? start + (__u64)(o->duration * 1e9) : 0;
+
+	s->raw_tty = o->top && !o->top->count && isatty(0) && !tcgetattr(0, &s->tio_old);
+	if (s->raw_tty) { /* q quits; no echo */
+		struct termios t = s->tio_old;
+		t.c_lflag &= ~(ICANON | ECHO);
+		t.c_cc[VMIN] = 0;
+		t.c_cc[VTIME] = 0;
+		tcsetattr(0, TCSANOW, &t);
+	}
+	while (!stop_signal) {
+		int n = ls_bpf_poll(r->bpf, 50);
+		__u64 now = ls_now_ns();
+
+		if (n < 0 && n != -EINTR) {
+			ls_err("record", "reading the ring buffer: %s", strerror(-n));
+			break;
+		}
+		if (now - last_drops >= DROPS_NS) {
+			ls_recorder_drops(r);
+			last_drops = now;
+		}
+		if (now - last_ckpt >= CHECKPOINT_NS) {
+			ls_recorder_stacks(r, o->symbolize);
+			last_ckpt = now;
+		}
+		if (now - last_flush >= FLUSH_NS) {
+			if (r->w)
+				ls_writer_flush(r->w);
+			last_flush = now;
+		}
+		if (o->live_on && now - last_tick >= LIVE_TICK_NS) {
+			ls_live_tick(&s->live, now, ls_bpf_drops(r->bpf, NULL, 0), ls_bpf_stack_errors(r->bpf));
+			if (o->flight_s)
+				ls_flight_tick(&o->flight, checkpoint_stacks, r);
+			last_tick = now;
+		}
+		if (o->top && now - last_top >= top_every) {
+			last_top = now;
+			if (!show_top(s, now))
+				break;
+		}
+		if (!keep_going(s, now, end_ts))
+			break;
+	}
+}
+
+/* Tracing ends: what is in the ring, the command stopped, stacks and
+ * symbols, the live analysis drained, and what each part counted. */
+static void stop_tracing(struct ls_session *s)
+{
+	struct ls_rec_opts *o = s->o;
+	struct ls_recorder *r = &s->r;
+	struct ls_flight *f = &o->flight;
+	char err[512];
+
+	ls_bpf_poll(r->bpf, 0); /* events already in the ring buffer belong to the capture */
+	if (s->child > 0 && !s->child_done) {
+		kill(s->child, SIGTERM);
+		waitpid(s->child, &s->child_status, 0);
+		s->child_done = s->child_killed = true;
+		ls_bpf_poll(r->bpf, 0);
+	}
+	if (s->raw_tty)
+		tcsetattr(0, TCSANOW, &s->tio_old);
+	s->stop_ts = ls_now_ns(); /* tracing ends; stacks and symbols follow */
+	ls_recorder_drops(r);
+	ls_recorder_stacks(r, o->symbolize);
+	if (r->sym)
+		ls_recorder_mappings(r);
+	unsigned long long stack_errs = ls_bpf_stack_errors(r->bpf);
+	if (stack_errs)
+		fprintf(stderr,
+			"latsplit record: warning: %llu stacks not captured (stack map full or "
+			"collisions): raise --stack-entries, lower -F or record for less time\n",
+			stack_errs);
+	if (o->live_on) {
+		/* what waits is split now (and may still trigger a dump) */
+		ls_live_finish(&s->live);
+		if (o->flight_s)
+			ls_flight_tick(f, checkpoint_stacks, r);
+		if (!o->top)
+			fprintf(stderr, "latsplit record: live: %zu requests split%s%llu scrapes%s%llu "
+					"HTTP connection errors (clients gone, timed out or over the "
+					"limit)\n",
+				s->live.a.n, o->metrics ? ", " : "; ", (unsigned long long)s->live.scrapes,
+				o->metrics ? ", " : "; ", (unsigned long long)s->live.http_errors);
+		if (s->otlp) {
+			ls_otlp_summary(s->otlp, err, sizeof(err));
+			fprintf(stderr, "latsplit record: %s\n", err);
+		}
+	}
+	if (o->flight_s)
+		fprintf(stderr,
+			"latsplit record: flight recorder: %llu dumps written%s%s, %llu triggers "
+			"suppressed (--max-dumps-per-hour %u), %llu frames evicted early by the "
+			"memory cap, %zu frames (%.1f MB) held at the end\n",
+			(unsigned long long)f->dumps, f->dumps ? ", last " : "",
+			f->dumps ? f->last_path : "", (unsigned long long)f->suppressed,
+			f->max_per_hour, (unsigned long long)f->evicted_frames,
+			f->nf - f->f0, f->bytes / 1e6);
+}
+
+/* The capture's trailer (its stats record) and the summary. 0, or 1. */
+static int close_capture(struct ls_session *s)
+{
+	struct ls_rec_opts *o = s->o;
+	struct ls_recorder *r = &s->r;
+	struct ls_rec_stats st = {0};
+	struct ls_writer_stats ws = {0};
+	__u64 now = ls_now_ns();
+	unsigned long long drops = ls_bpf_drops(r->bpf, NULL, 0);
+	int e;
+
+	if (!r->w) {
+		if (!o->top)
+			fprintf(stderr, "latsplit record: %.2f s, %llu events, no capture file; "
+				"ring-buffer drops: %llu\n",
+				(s->stop_ts - r->start_ts) / 1e9, (unsigned long long)r->events, drops);
+		return 0;
+	}
+	ls_writer_stats(r->w, &ws);
+	st.h.type = LS_REC_STATS;
+	st.h.size = sizeof(st);
+	st.h.ts = now;
+	st.start_ts = r->start_ts;
+	st.end_ts = s->stop_ts;
+	st.events = r->events;
+	st.ringbuf_drops = drops;
+	st.writer_stalls = ws.stalls;
+	st.writer_stall_ns = ws.stall_ns;
+	for (int t = 0; t < 32 && t < LS_REC_MAX; t++)
+		st.per_type[t] = r->per_type[t];
+	e = ls_writer_close(r->w, &st.h, &ws);
+	r->w = NULL;
+	if (e) {
+		ls_err("record", "writing %s: %s", o->path, strerror(-e));
+		return 1;
+	}
+	print_summary(r, o->path, s->stop_ts - r->start_ts, &ws, drops, (int)o->level);
+	if (!s->track_all)
+		fprintf(stderr, "  HTTP requests read by tracked processes: %llu%s\n",
+			(unsigned long long)r->request_heads,
+			r->request_heads ? "" : " (see latsplit report for why)");
+	replaced_warning(o->path, r->w_ino, r->w_dev);
+	return 0;
+}
+
+/* Like perf record: the command's own status is record's. */
+static int command_status(const struct ls_session *s, int rc)
+{
+	if (s->child_done && WIFEXITED(s->child_status)) {
+		rc = WEXITSTATUS(s->child_status);
+		if (rc == 127)
+			ls_err("record", "the command could not be started (exit 127)");
+		else if (rc)
+			fprintf(stderr, "latsplit record: the command exited with status %d\n", rc);
+	} else if (s->child_done && WIFSIGNALED(s->child_status) && !s->child_killed) {
+		rc = 128 + WTERMSIG(s->child_status);
+		fprintf(stderr, "latsplit record: the command was killed by signal %d\n",
+			WTERMSIG(s->child_status));
+	}
+	return rc;
+}
+
+int ls_session_run(struct ls_rec_opts *o, int argc, char **argv)
+{
+	struct ls_session *s = calloc(1, sizeof(*s));
+	int rc = 1;
+
+	if (!s) {
+		ls_err("record", "out of memory");
+		return 1;
+	}
+	s->o = o;
+	s->child = -1;
+	s->go_fd = -1;
+	if (attach(s))
+		goto out;
+	if (open_outputs(s, argc, argv) || start_targets(s)) {
+		if (s->r.w)
+			ls_writer_close(s->r.w, NULL, NULL);
+		s->r.w = NULL;
+		goto out;
+	}
+	run(s);
+	stop_tracing(s);
+	rc = close_capture(s);
+	if (!rc)
+		rc = command_status(s, 0);
+out:
+	if (s->go_fd >= 0)
+		close(s->go_fd);
+	if (o->live_on)
+		ls_live_free(&s->live);
+	ls_otlp_free(s->otlp);
+	ls_top_free(&s->recent);
+	ls_flight_free(&o->flight);
+	ls_bpf_stop(s->r.bpf);
+	ls_sym_free(s->r.sym);
+	ls_recorder_free(&s->r);
+	free(s);
+	return rc;
+}
