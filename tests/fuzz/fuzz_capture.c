@@ -100,7 +100,8 @@ static void consume(struct ls_reader *rd)
 
 	if (!text || !trace || ls_flame_build_init(&fb))
 		abort();
-	ls_html_init(&page, "fuzz", "/tmp/latsplit-fuzz.html", text);
+	ls_html_init(&page, "fuzz", "-", text);
+	page.out = sink();
 	sinks[n++] = ls_report_json_sink(&js);
 	sinks[n++] = ls_report_csv_sink(sink());
 	sinks[n++] = ls_report_text_sink(text);

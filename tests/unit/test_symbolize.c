@@ -43,6 +43,27 @@ static void test_self_and_libc(void **state)
 	ls_sym_free(s);
 }
 
+/* The budget spent: libc's table, read after it, is not kept but counted;
+ * what was read before still resolves. */
+static void test_budget(void **state)
+{
+	struct ls_symbolizer *s = ls_sym_new();
+	char buf[256];
+
+	(void)state;
+	assert_int_equal(ls_sym_add_process(s, getpid()), 0);
+	ls_sym_resolve(s, getpid(), (uint64_t)(uintptr_t)&ls_test_known_function + 4, buf, sizeof(buf));
+	assert_string_equal(buf, "ls_test_known_function");
+	assert_int_equal(ls_sym_dropped(s), 0);
+	ls_sym_set_budget(s, 0);
+	ls_sym_resolve(s, getpid(), (uint64_t)(uintptr_t)&fwrite, buf, sizeof(buf));
+	assert_null(strstr(buf, "fwrite"));
+	assert_true(ls_sym_dropped(s) > 100);
+	ls_sym_resolve(s, getpid(), (uint64_t)(uintptr_t)&ls_test_known_function + 4, buf, sizeof(buf));
+	assert_string_equal(buf, "ls_test_known_function");
+	ls_sym_free(s);
+}
+
 static void test_kernel(void **state)
 {
 	struct ls_symbolizer *s = ls_sym_new();
@@ -251,6 +272,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self_and_libc),
 		cmocka_unit_test(test_kernel),
+		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_non_pie),
 		cmocka_unit_test(test_stripped_debuglink),

@@ -62,7 +62,13 @@ struct ls_symbolizer {
 		int len;
 	} *ids;
 	size_t nids, capids;
+	/* what a traced process's files can make us hold: symbol entries and
+	 * names, within a budget; symbols past it are counted, not kept */
+	size_t sym_bytes, sym_budget;
+	uint64_t sym_dropped;
 };
+
+#define SYM_BUDGET (192u << 20) /* symbol tables of every file, in all */
 
 struct ls_symbolizer *ls_sym_new(void)
 {
@@ -70,8 +76,10 @@ struct ls_symbolizer *ls_sym_new(void)
 
 	elf_version(EV_CURRENT);
 	s = calloc(1, sizeof(*s));
-	if (s)
+	if (s) {
 		ls_sym_set_debug_dir(s, "/usr/lib/debug");
+		s->sym_budget = SYM_BUDGET;
+	}
 	return s;
 }
 
@@ -163,8 +171,9 @@ static Elf *elf_open(const char *path, int *fd)
 	return e;
 }
 
-/* Reads function symbols and PT_LOAD segments of one ELF file. */
-static int read_elf(struct elf_file *ef, const char *path, bool syms_only)
+/* Reads function symbols (within the symbolizer's budget) and PT_LOAD
+ * segments of one ELF file. */
+static int read_elf(struct ls_symbolizer *s, struct elf_file *ef, const char *path, bool syms_only)
 {
 	int fd;
 	Elf *e = elf_open(path, &fd);
@@ -193,15 +202,23 @@ static int read_elf(struct elf_file *ef, const char *path, bool syms_only)
 			if (pass == 1 && have_symtab)
 				continue;
 			d = elf_getdata(scn, NULL);
-			for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			/* as many entries as the data holds, whatever the header claims */
+			for (size_t i = 0; d && i < d->d_size / sh.sh_entsize; i++) {
 				GElf_Sym sy;
 				const char *nm;
+				size_t cost;
 				if (!gelf_getsym(d, i, &sy) || GELF_ST_TYPE(sy.st_info) != STT_FUNC ||
 				    !sy.st_value)
 					continue;
 				nm = elf_strptr(e, sh.sh_link, sy.st_name);
 				if (!nm || !nm[0])
 					continue;
+				cost = sizeof(struct sym) + strlen(nm) + 1;
+				if (s->sym_bytes + cost > s->sym_budget) {
+					s->sym_dropped++;
+					continue;
+				}
+				s->sym_bytes += cost;
 				GROW(ef->syms, ef->nsyms, ef->capsyms);
 				ef->syms[ef->nsyms++] = (struct sym){sy.st_value, sy.st_size, strdup(nm)};
 			}
@@ -278,7 +295,8 @@ static void build_id_path(char *out, size_t len, const char *debug_dir, const un
 }
 
 /* A stripped file's debug symbols: by build-id, else by .gnu_debuglink. */
-static void read_debug_file(struct elf_file *ef, const char *path, const char *debug_dir)
+static void read_debug_file(struct ls_symbolizer *s, struct elf_file *ef, const char *path,
+			    const char *debug_dir)
 {
 	int fd;
 	Elf *e = elf_open(path, &fd);
@@ -319,7 +337,7 @@ static void read_debug_file(struct elf_file *ef, const char *path, const char *d
 	close(fd);
 	for (int i = 0; i < nc && !ef->nsyms; i++)
 		if (strcmp(cand[i], path)) /* not the stripped file itself */
-			read_elf(ef, cand[i], true);
+			read_elf(s, ef, cand[i], true);
 }
 
 static struct elf_file *elf_get(struct ls_symbolizer *s, const char *path)
@@ -333,8 +351,8 @@ static struct elf_file *elf_get(struct ls_symbolizer *s, const char *path)
 	if (!ef)
 		abort();
 	ef->path = strdup(path);
-	if (read_elf(ef, path, false) == 0 && !ef->nsyms)
-		read_debug_file(ef, path, s->debug_dir);
+	if (read_elf(s, ef, path, false) == 0 && !ef->nsyms)
+		read_debug_file(s, ef, path, s->debug_dir);
 	if (ef->nsyms)
 		qsort(ef->syms, ef->nsyms, sizeof(*ef->syms), sym_cmp);
 	GROW(s->files, s->nfiles, s->capfiles);
@@ -496,6 +514,16 @@ const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char
 	}
 	snprintf(buf, len, "[unknown]");
 	return buf;
+}
+
+void ls_sym_set_budget(struct ls_symbolizer *s, size_t bytes)
+{
+	s->sym_budget = bytes;
+}
+
+uint64_t ls_sym_dropped(const struct ls_symbolizer *s)
+{
+	return s ? s->sym_dropped : 0;
 }
 
 void ls_sym_free(struct ls_symbolizer *s)

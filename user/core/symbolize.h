@@ -50,6 +50,11 @@ int ls_sym_has_process(const struct ls_symbolizer *s, pid_t pid);
 const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char *buf, size_t len);
 /* Symbols of one ELF file at a file offset, for tests: NULL if none. */
 const char *ls_sym_file_offset(struct ls_symbolizer *s, const char *path, uint64_t off);
+/* The budget for every file's symbol table (entries and names; default
+ * 192 MiB): what a traced process maps cannot make the recorder hold more.
+ * Symbols past it are not kept, and counted (ls_sym_dropped). */
+void ls_sym_set_budget(struct ls_symbolizer *s, size_t bytes);
+uint64_t ls_sym_dropped(const struct ls_symbolizer *s);
 void ls_sym_free(struct ls_symbolizer *s);
 
 /* An address in a process (pid 0: the kernel). */

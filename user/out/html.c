@@ -299,13 +299,15 @@ static int html_end(void *ctx, struct ls_analysis *a)
 	snprintf(missing, sizeof(missing), "%s%s%s", v.have_engine ? "" : "engine events; ",
 		 v.have_gpu ? "" : "GPU timings; ", v.have_sched ? "" : "scheduler events; ");
 	snprintf(title, sizeof(title), "latsplit report: %s", h->path);
-	out = ls_out_open(h->outpath, h->why, sizeof(h->why));
+	out = h->out ? h->out : ls_out_open(h->outpath, h->why, sizeof(h->why));
 	if (!out) {
 		free(buf);
 		return -EIO;
 	}
 	html_write(out, h, title, buf, line, missing, a->tl);
 	free(buf);
+	if (h->out)
+		return 0;
 	if (fclose(out)) {
 		snprintf(h->why, sizeof(h->why), "writing %s failed", h->outpath);
 		return -EIO;

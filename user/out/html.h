@@ -40,6 +40,7 @@ struct ls_html {
 	size_t nbusy, capbusy;
 	uint64_t first_ts, last_ts;
 	const char *path, *outpath;
+	FILE *out; /* set after init: written there instead of outpath */
 	struct ls_report_text *text;
 	char why[256];
 };

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * BPF loader (see loader.h). Order: open every skeleton, set rodata and map
- * sizes, choose one program per tracepoint, load the first object, reuse its
- * shared maps in the others, load them, attach all.
+ * BPF loader (see loader.h). Order: open every source's skeleton (the
+ * `sources` table), set rodata and map sizes, choose one program per
+ * tracepoint, load the first object, reuse its shared maps in the others,
+ * load the tracepoint sources, attach, then start the others.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -424,6 +425,142 @@ const char *ls_bpf_engine_paths(const struct ls_bpf *b)
 	return b->engine_paths;
 }
 
+/* Each skeleton's open, object and destroy, for the table below. */
+#define SKELETON(d)                                                                        \
+	static int d##_open(struct ls_bpf *b)                                              \
+	{                                                                                  \
+		return (b->d = d##_bpf__open()) ? 0 : -errno;                              \
+	}                                                                                  \
+	static struct bpf_object *d##_obj(const struct ls_bpf *b)                          \
+	{                                                                                  \
+		return b->d ? b->d->obj : NULL;                                            \
+	}                                                                                  \
+	static void d##_destroy(struct ls_bpf *b)                                          \
+	{                                                                                  \
+		d##_bpf__destroy(b->d);                                                    \
+	}
+SKELETON(sched)
+SKELETON(net)
+SKELETON(sock)
+SKELETON(engine)
+SKELETON(gpu)
+SKELETON(profile)
+
+/* Each domain's own rodata and map sizes (the shared ones are set for all
+ * by set_shared_rodata). */
+static void sched_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
+{
+	b->sched->rodata->want_stacks = o->offcpu_stacks;
+	b->sched->rodata->ustack_bytes = o->ustack_bytes;
+	b->sched->rodata->want_io = !o->no_sock;
+	bpf_map__set_max_entries(b->sched->maps.events, o->ringbuf_bytes);
+	if (o->stack_entries)
+		bpf_map__set_max_entries(b->sched->maps.stacks, o->stack_entries);
+}
+
+static void sock_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
+{
+	b->sock->rodata->capture_bytes = o->capture_bytes;
+}
+
+static void engine_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
+{
+	b->engine->rodata->ustack_bytes = o->ustack_bytes;
+	b->engine->rodata->want_stacks = o->offcpu_stacks || o->sample_freq;
+}
+
+static void profile_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
+{
+	b->profile->rodata->sample_all = o->sample_all;
+	b->profile->rodata->ustack_bytes = o->ustack_bytes;
+}
+
+static void sock_start(struct ls_bpf *b, const struct ls_bpf_opts *o)
+{
+	if (!o->no_sock)
+		start_sock(b);
+}
+
+static void profile_start(struct ls_bpf *b, const struct ls_bpf_opts *o)
+{
+	if (o->sample_freq)
+		start_sampling(b, o);
+}
+
+/* The sources: a new one is one entry here, its bpf/<name>.bpf.c (the
+ * skeleton, SKELETON above and a field of struct ls_bpf) and its record
+ * types and decoder. The first owns the maps every other reuses (one ring
+ * buffer, one filter). `tracepoints`: loaded with the first, its programs
+ * attached from table() (a load failure is fatal); else `start` loads and
+ * attaches it, and what fails is noted as missing. */
+static const struct source {
+	const char *name;
+	int (*open)(struct ls_bpf *b);
+	struct bpf_object *(*obj)(const struct ls_bpf *b);
+	void (*destroy)(struct ls_bpf *b);
+	void (*configure)(struct ls_bpf *b, const struct ls_bpf_opts *o);
+	void (*start)(struct ls_bpf *b, const struct ls_bpf_opts *o);
+	bool tracepoints;
+} sources[] = {
+	{"sched", sched_open, sched_obj, sched_destroy, sched_configure, NULL, true},
+	{"TCP", net_open, net_obj, net_destroy, NULL, NULL, true},
+	{"socket I/O", sock_open, sock_obj, sock_destroy, sock_configure, sock_start, false},
+	{"engine", engine_open, engine_obj, engine_destroy, engine_configure, start_engine, false},
+	{"GPU", gpu_open, gpu_obj, gpu_destroy, NULL, start_gpu_uprobes, false},
+	{"profile", profile_open, profile_obj, profile_destroy, profile_configure, profile_start, false},
+};
+#define NSOURCES (sizeof(sources) / sizeof(sources[0]))
+
+/* Opens and configures every source's object. 0, or a negative errno with
+ * the reason. */
+static int open_sources(struct ls_bpf *b, const struct ls_bpf_opts *opts, char *err, size_t errlen)
+{
+	struct bpf_object *objs[NSOURCES];
+
+	int e;
+
+	for (size_t i = 0; i < NSOURCES; i++)
+		if ((e = sources[i].open(b))) {
+			snprintf(err, errlen, "opening BPF objects (%s): %s", sources[i].name,
+				 strerror(-e));
+			return e;
+		}
+	for (size_t i = 0; i < NSOURCES; i++)
+		objs[i] = sources[i].obj(b);
+	set_shared_rodata(objs, NSOURCES, opts);
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (sources[i].configure)
+			sources[i].configure(b, opts);
+	return 0;
+}
+
+/* Loads the map owner, shares its maps with every other object, loads the
+ * other tracepoint sources. 0, or a negative errno with the reason. */
+static int load_sources(struct ls_bpf *b, char *err, size_t errlen)
+{
+	struct bpf_object *owner = sources[0].obj(b);
+	int e = bpf_object__load(owner);
+
+	if (e) {
+		snprintf(err, errlen, "loading %s BPF programs: %s (run with -v for the verifier log)",
+			 sources[0].name, strerror(-e));
+		return e;
+	}
+	for (size_t i = 1; i < NSOURCES; i++)
+		if ((e = share_maps(sources[i].obj(b), owner))) {
+			snprintf(err, errlen, "sharing BPF maps: %s", strerror(-e));
+			return e;
+		}
+	for (size_t i = 1; i < NSOURCES; i++)
+		if (sources[i].tracepoints && (e = bpf_object__load(sources[i].obj(b)))) {
+			snprintf(err, errlen,
+				 "loading %s BPF programs: %s (run with -v for the verifier log)",
+				 sources[i].name, strerror(-e));
+			return e;
+		}
+	return 0;
+}
+
 int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err, size_t errlen)
 {
 	struct ls_bpf *b = calloc(1, sizeof(*b));
@@ -438,56 +575,14 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 		free(b);
 		return -ENOENT;
 	}
-	b->sched = sched_bpf__open();
-	b->net = net_bpf__open();
-	b->sock = sock_bpf__open();
-	b->engine = engine_bpf__open();
-	b->gpu = gpu_bpf__open();
-	b->profile = profile_bpf__open();
-	if (!b->sched || !b->net || !b->sock || !b->engine || !b->gpu || !b->profile) {
-		e = -errno;
-		snprintf(err, errlen, "opening BPF objects: %s", strerror(errno));
+	if ((e = open_sources(b, opts, err, errlen)))
 		goto fail;
-	}
-	/* Every object of bpf/: a new domain is one entry here and its .bpf.c. */
-	struct bpf_object *const objs[] = {b->sched->obj, b->net->obj,	  b->sock->obj,
-					   b->engine->obj, b->gpu->obj, b->profile->obj};
-	set_shared_rodata(objs, sizeof(objs) / sizeof(objs[0]), opts);
-	b->sock->rodata->capture_bytes = opts->capture_bytes;
-	b->profile->rodata->sample_all = opts->sample_all;
-	b->sched->rodata->want_stacks = opts->offcpu_stacks;
-	b->sched->rodata->ustack_bytes = opts->ustack_bytes;
-	b->profile->rodata->ustack_bytes = opts->ustack_bytes;
-	b->engine->rodata->ustack_bytes = opts->ustack_bytes;
-	b->engine->rodata->want_stacks = opts->offcpu_stacks || opts->sample_freq;
-	b->sched->rodata->want_io = !opts->no_sock;
-	bpf_map__set_max_entries(b->sched->maps.events, opts->ringbuf_bytes);
-	if (opts->stack_entries)
-		bpf_map__set_max_entries(b->sched->maps.stacks, opts->stack_entries);
 	table(b);
 	e = choose_programs(b, err, errlen);
 	if (e)
 		goto fail;
-	e = sched_bpf__load(b->sched);
-	if (e) {
-		snprintf(err, errlen, "loading sched BPF programs: %s (run with -v for the verifier log)",
-			 strerror(-e));
+	if ((e = load_sources(b, err, errlen)))
 		goto fail;
-	}
-	if ((e = share_maps(b->net->obj, b->sched->obj)) ||
-	    (e = share_maps(b->sock->obj, b->sched->obj)) ||
-	    (e = share_maps(b->engine->obj, b->sched->obj)) ||
-	    (e = share_maps(b->gpu->obj, b->sched->obj)) ||
-	    (e = share_maps(b->profile->obj, b->sched->obj))) {
-		snprintf(err, errlen, "sharing BPF maps: %s", strerror(-e));
-		goto fail;
-	}
-	e = net_bpf__load(b->net);
-	if (e) {
-		snprintf(err, errlen, "loading TCP BPF programs: %s (run with -v for the verifier log)",
-			 strerror(-e));
-		goto fail;
-	}
 	for (int i = 0; i < b->ntps; i++) {
 		struct tp *t = &b->tps[i];
 		struct bpf_program *p = bpf_program__autoload(t->btf) ? t->btf : t->raw;
@@ -505,12 +600,9 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 		}
 		b->sources |= t->source;
 	}
-	if (!opts->no_sock)
-		start_sock(b);
-	start_engine(b, opts);
-	start_gpu_uprobes(b, opts);
-	if (opts->sample_freq)
-		start_sampling(b, opts);
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (sources[i].start)
+			sources[i].start(b, opts);
 	b->rb = ring_buffer__new(bpf_map__fd(b->sched->maps.events), opts->on_record, opts->ctx,
 				 NULL);
 	if (!b->rb) {
@@ -653,11 +745,7 @@ void ls_bpf_stop(struct ls_bpf *b)
 	for (int i = 0; i < b->nsample_links; i++)
 		all[n++] = b->sample_links[i];
 	destroy_links(all, n);
-	profile_bpf__destroy(b->profile);
-	gpu_bpf__destroy(b->gpu);
-	engine_bpf__destroy(b->engine);
-	sock_bpf__destroy(b->sock);
-	net_bpf__destroy(b->net);
-	sched_bpf__destroy(b->sched);
+	for (size_t i = NSOURCES; i-- > 0;)
+		sources[i].destroy(b);
 	free(b);
 }

@@ -106,6 +106,10 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 		fprintf(stderr, "  Python frames named without a line, or not at all, because a traced "
 				"process reached the recorder's memory budget (code objects, line "
 				"tables): %llu\n", ls_py_over_budget(r->py));
+	if (ls_sym_dropped(r->sym))
+		fprintf(stderr, "  symbols not kept: the symbolizer's budget for symbol tables (192 MiB) "
+				"was reached: %llu (their addresses show as [unknown])\n",
+			(unsigned long long)ls_sym_dropped(r->sym));
 	if (drops)
 		fprintf(stderr,
 			"latsplit record: warning: %llu events lost (BPF ring buffer full): raise "
