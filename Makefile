@@ -24,7 +24,10 @@ OTLP_GEN_OBJS := $(OTLP_GEN_C:.c=.o)
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-Iinclude -I$(BUILD) -I$(BUILD)/gen $(USER_INCLUDES) -D_GNU_SOURCE
 CFLAGS ?= -O2 -g
-LDLIBS := -lbpf -ldw -lelf -lz -lpthread -lm -lmicrohttpd -lprotobuf-c -lcurl
+# libstdc++ by its soname: its demangler is all we use, and the runtime is
+# on every box (no g++ needed)
+LIBSTDCXX := -l:libstdc++.so.6
+LDLIBS := -lbpf -ldw -lelf -lz -lpthread -lm -lmicrohttpd -lprotobuf-c -lcurl $(LIBSTDCXX)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -131,7 +134,7 @@ $(BUILD)/san/latsplit: $(AGENT_SAN_OBJS) $(OTLP_GEN_OBJS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(LIB_SAN_OBJS) -lcmocka -lz -lm -lelf
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(LIB_SAN_OBJS) -lcmocka -lz -lm -lelf $(LIBSTDCXX)
 
 # Record's Python naming, tested without BPF against a forged interpreter
 # library that the test maps (tests/helpers/fakepy.c).
@@ -145,7 +148,7 @@ $(BUILD)/tests/test_pyrecord: tests/unit/test_pyrecord.c $(BUILD)/san/record/pyt
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(BUILD)/san/record/python.o $(LIB_SAN_OBJS) \
 		-L$(BUILD)/fakepy -l:libpython3.11.so -Wl,-rpath,$(abspath $(BUILD)/fakepy) \
-		-lcmocka -lelf -lz -lm
+		-lcmocka -lelf -lz -lm $(LIBSTDCXX)
 
 $(BUILD)/liblatsplit-engine.so: user/engine/engine.c include/latsplit/engine.h | $(BUILD)
 	$(call msg,LIB,$@)
@@ -175,7 +178,7 @@ $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 $(BUILD)/bench-capture: tests/bench/bench_capture.c $(LIB_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm $(LIBSTDCXX)
 
 FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/core/http.c user/core/http.h | $(BUILD)
@@ -187,7 +190,7 @@ $(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/core/http.c user/core/http.h | $
 $(BUILD)/fuzz-capture: tests/fuzz/fuzz_capture.c $(LIB_SRCS) $(USER_HDRS) include/latsplit/*.h | $(BUILD)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) -std=gnu11 -g -O1 -Iinclude $(USER_INCLUDES) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_capture.c $(LIB_SRCS) -lz -lelf -lm -lpthread
+		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_capture.c $(LIB_SRCS) -lz -lelf -lm -lpthread $(LIBSTDCXX)
 
 fuzz: $(BUILD)/fuzz-http $(BUILD)/fuzz-capture
 	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-capture-corpus
@@ -201,7 +204,7 @@ $(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/core/capture
 
 $(BUILD)/live-replay: tests/helpers/live_replay.c $(LIB_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm $(LIBSTDCXX)
 
 $(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/columns.o $(BUILD)/user/core/order.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o
 	$(call msg,CC,$@)
@@ -209,7 +212,7 @@ $(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/core/capture.o $(B
 
 $(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/columns.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/symbolize.o
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread $(LIBSTDCXX)
 
 # deps first, then the build in a second make: with -j the prerequisites of
 # one target may run in parallel, and nothing may build before gcc exists.

@@ -21,7 +21,7 @@ PKGS=(
   libcmocka-dev libclang-rt-14-dev libbpf-tools curl time git debootstrap
   qemu-system-x86 busybox-static cpio tmux
   python3-fastapi python3-uvicorn python3-zmq python3-numpy python3-uvloop python3-httptools
-  nginx-light nodejs prometheus chromium protobuf-compiler
+  nginx-light nodejs prometheus chromium protobuf-compiler g++
 )
 command -v npm >/dev/null || PKGS+=(npm) # a machine's own npm will do
 SERVICES=(prometheus nginx)

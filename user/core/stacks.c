@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "demangle.h"
 #include "stacks.h"
 
 static int sym_cmp(const void *a, const void *b)
@@ -19,6 +20,24 @@ static int sym_cmp(const void *a, const void *b)
 	return x->ip < y->ip ? -1 : x->ip > y->ip;
 }
 
+/* A symbol record whose C++ name is demangled (the record grown to hold
+ * it); as is when it is not mangled. */
+static struct ls_rec_sym *demangled(struct ls_rec_sym *c)
+{
+	char *dm = ls_demangle((const char *)(c + 1));
+	struct ls_rec_sym *g;
+
+	if (!dm)
+		return c;
+	g = realloc(c, sizeof(*c) + strlen(dm) + 1);
+	if (g) {
+		strcpy((char *)(g + 1), dm);
+		c = g;
+	}
+	free(dm);
+	return c;
+}
+
 const char *ls_stack_sym(const struct ls_stack_data *d, __u32 pid, __u64 ip, char *buf, size_t len)
 {
 	struct ls_symrec key = {pid, ip, NULL};
@@ -26,8 +45,15 @@ const char *ls_stack_sym(const struct ls_stack_data *d, __u32 pid, __u64 ip, cha
 
 	if (s)
 		return s->name;
-	if (pid && d->offline)
-		return ls_sym_resolve(d->offline, pid, ip, buf, len);
+	if (pid && d->offline) {
+		const char *name = ls_sym_resolve(d->offline, pid, ip, buf, len);
+		char *dm = ls_demangle(name);
+		if (!dm)
+			return name;
+		snprintf(buf, len, "%s", dm);
+		free(dm);
+		return buf;
+	}
 	snprintf(buf, len, "0x%llx", (unsigned long long)ip);
 	return buf;
 }
@@ -228,6 +254,7 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 	} else if (rec->type == LS_REC_SYM) {
 		struct ls_rec_sym *c = dup_rec(rec);
 		((char *)c)[rec->size - 1] = '\0';
+		c = demangled(c);
 		GROW(d->syms, d->nsyms, d->capsyms);
 		d->syms[d->nsyms++] = ((struct ls_symrec){c->h.pid, c->ip, (const char *)(c + 1)});
 	} else if (rec->type == LS_EV_SAMPLE) {
