@@ -51,6 +51,19 @@ took
 step "clone the committed tree ($(git rev-parse --short HEAD)) into /root/latsplit"
 git clone -q --no-hardlinks "$ROOT" "$CHROOT/root/latsplit"
 cp /etc/resolv.conf "$CHROOT/etc/resolv.conf"
+# The host's network trust comes along, as its DNS does: extra CAs (an
+# egress proxy's; Debian's ca-certificates adds them when it is installed),
+# the bundle itself until then, and npm's CA setting. The registry is
+# reached over TLS; apt's mirror is not.
+if compgen -G "/usr/local/share/ca-certificates/*" >/dev/null; then
+  mkdir -p "$CHROOT/usr/local/share/ca-certificates"
+  cp -r /usr/local/share/ca-certificates/. "$CHROOT/usr/local/share/ca-certificates/"
+fi
+if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
+  mkdir -p "$CHROOT/etc/ssl/certs"
+  cp /etc/ssl/certs/ca-certificates.crt "$CHROOT/etc/ssl/certs/"
+fi
+[[ -f /etc/npmrc ]] && cp /etc/npmrc "$CHROOT/etc/npmrc"
 took
 
 bind "$CHROOT" "$CHROOT"
@@ -64,9 +77,15 @@ mapfile -t setup < <(awk '/^```sh/ {f = 1; next} /^```/ {if (f) exit} f' README.
   sed -e 's/#.*//' -e 's/ *$//' | grep .)
 [[ ${#setup[@]} -eq 2 ]] || { echo "test-fresh: README's first sh block holds ${#setup[@]} commands, want 2" >&2; exit 1; }
 
+# Node's own CA store knows no egress proxy: the host's extra CA file, when
+# it names one that came along
+ca_env=()
+[[ -n ${NODE_EXTRA_CA_CERTS:-} && -f $CHROOT$NODE_EXTRA_CA_CERTS ]] &&
+  ca_env=("NODE_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS")
 in_chroot() { # LOG COMMAND
   chroot "$CHROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    ${ca_env[@]+"${ca_env[@]}"} \
     bash -c "cd /root/latsplit && $2" >"$1" 2>&1
 }
 
