@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "procfile.h"
 #include "symbolize.h"
 
 struct sym {
@@ -44,6 +45,15 @@ struct proc_maps {
 	pid_t pid;
 	struct mapping *m;
 	size_t n, cap;
+	/* JIT code named by the process's perf map (/tmp/perf-PID.map), kept
+	 * open from when the process was first seen: it can be read again
+	 * after the process exits */
+	struct sym *jit;
+	size_t njit;
+	off_t jit_size; /* of the file when read: read again when it grew */
+	int jit_fd;     /* -1: none */
+	bool anon_exec; /* has executable memory of no file: JIT code may be */
+	unsigned jit_tries;
 };
 
 struct ls_symbolizer {
@@ -405,6 +415,7 @@ static struct proc_maps *proc_new(struct ls_symbolizer *s, pid_t pid)
 		p = &s->procs[s->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
+		p->jit_fd = -1;
 	}
 	return p;
 }
@@ -421,6 +432,8 @@ static void map_add(struct proc_maps *p, uint64_t b, uint64_t e, uint64_t off, c
 	p->m[p->n++] = (struct mapping){b, e, off, strdup(path), file ? strdup(file) : NULL};
 }
 
+static void open_perf_map(struct proc_maps *p);
+
 int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid)
 {
 	char path[64], line[4096];
@@ -432,6 +445,7 @@ int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid)
 	if (!f)
 		return -1;
 	p = proc_new(s, pid);
+	open_perf_map(p);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long b, e, off, ino;
 		unsigned int maj, min;
@@ -451,6 +465,7 @@ int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid)
 				       major(st.st_dev) != maj || minor(st.st_dev) != min))
 			snprintf(full, sizeof(full), "/proc/%d/map_files/%llx-%llx", pid, b, e);
 		map_add(p, b, e, off, file[0] ? file : "[anon]", full[0] == '/' ? full : NULL);
+		p->anon_exec |= file[0] != '/';
 	}
 	fclose(f);
 	return 0;
@@ -487,6 +502,114 @@ void ls_sym_add_mapping(struct ls_symbolizer *s, pid_t pid, const struct ls_sym_
 	map_add(proc_new(s, pid), m->start, m->end, m->pgoff, m->path, file);
 }
 
+/* The pid a process has in its own namespace (it names its perf map so). */
+static pid_t ns_pid(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t ns = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!(f = fopen(path, "re")))
+		return pid;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6)) {
+			char *last = strrchr(line, '\t');
+			ns = last ? (pid_t)strtol(last + 1, NULL, 10) : pid;
+			break;
+		}
+	fclose(f);
+	return ns > 0 ? ns : pid;
+}
+
+/* Opens the process's perf map (JIT runtimes write "START SIZE NAME" lines:
+ * Node with --perf-basic-prof, the JVM's agents, ...) through its own root,
+ * a regular file only, and keeps it. */
+static void open_perf_map(struct proc_maps *p)
+{
+	char path[64];
+
+	if (p->jit_fd >= 0)
+		return;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", ns_pid(p->pid));
+	p->jit_fd = ls_proc_open(p->pid, path, 0, 0);
+}
+
+#define JIT_TRIES 60 /* a process's perf map is looked for this many times */
+
+void ls_sym_poll_jit(struct ls_symbolizer *s)
+{
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct proc_maps *p = &s->procs[i];
+		if (p->jit_fd < 0 && p->anon_exec && p->jit_tries < JIT_TRIES) {
+			p->jit_tries++;
+			open_perf_map(p);
+		}
+	}
+}
+
+/* Reads the perf map, within the symbol budget; again when it grew. */
+static void read_perf_map(struct ls_symbolizer *s, struct proc_maps *p)
+{
+	char line[1024];
+	struct stat st;
+	int fd;
+	FILE *f;
+
+	if (p->jit_fd < 0 || fstat(p->jit_fd, &st) || st.st_size == p->jit_size ||
+	    (fd = dup(p->jit_fd)) < 0)
+		return;
+	if (!(f = fdopen(fd, "r"))) {
+		close(fd);
+		return;
+	}
+	rewind(f);
+	for (size_t i = 0; i < p->njit; i++) {
+		s->sym_bytes -= sizeof(struct sym) + strlen(p->jit[i].name) + 1;
+		free(p->jit[i].name);
+	}
+	free(p->jit);
+	p->jit = NULL;
+	p->njit = 0;
+	size_t cap = 0;
+	struct sym *v = NULL;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long b, n;
+		int at = 0;
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx %llx %n", &b, &n, &at) < 2 || !at || !line[at])
+			continue;
+		size_t cost = sizeof(struct sym) + strlen(line + at) + 1;
+		if (s->sym_bytes + cost > s->sym_budget) {
+			s->sym_dropped++;
+			continue;
+		}
+		s->sym_bytes += cost;
+		GROW(v, p->njit, cap);
+		v[p->njit++] = (struct sym){b, n, strdup(line + at)};
+	}
+	fclose(f);
+	p->jit = v;
+	p->jit_size = st.st_size;
+	if (p->njit)
+		qsort(p->jit, p->njit, sizeof(*p->jit), sym_cmp);
+}
+
+/* JIT code's name from the perf map, the map read again on a miss (code is
+ * written to it before it runs). */
+static const char *jit_name(struct ls_symbolizer *s, pid_t pid, uint64_t ip)
+{
+	struct proc_maps *p = (struct proc_maps *)proc_get(s, pid);
+	const struct sym *j;
+
+	if (!p || p->jit_fd < 0)
+		return NULL;
+	if ((j = find(p->jit, p->njit, ip)))
+		return j->name;
+	read_perf_map(s, p);
+	return (j = find(p->jit, p->njit, ip)) ? j->name : NULL;
+}
+
 const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char *buf, size_t len)
 {
 	if (!pid) {
@@ -505,14 +628,15 @@ const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char
 		base = strrchr(m->path, '/');
 		base = base ? base + 1 : m->path;
 		const char *name = m->file ? ls_sym_file_offset(s, m->file, ip - m->start + m->pgoff)
-					   : NULL;
+					   : m->path[0] != '/' ? jit_name(s, pid, ip) : NULL;
 		if (name)
 			snprintf(buf, len, "%s", name);
 		else
 			snprintf(buf, len, "[unknown] (%s)", base);
 		return buf;
 	}
-	snprintf(buf, len, "[unknown]");
+	const char *jit = p ? jit_name(s, pid, ip) : NULL; /* code mapped since */
+	snprintf(buf, len, "%s", jit ? jit : "[unknown]");
 	return buf;
 }
 
@@ -547,6 +671,11 @@ void ls_sym_free(struct ls_symbolizer *s)
 			free(s->procs[i].m[k].file);
 		}
 		free(s->procs[i].m);
+		for (size_t k = 0; k < s->procs[i].njit; k++)
+			free(s->procs[i].jit[k].name);
+		free(s->procs[i].jit);
+		if (s->procs[i].jit_fd >= 0)
+			close(s->procs[i].jit_fd);
 	}
 	free(s->procs);
 	for (size_t i = 0; i < s->nids; i++)

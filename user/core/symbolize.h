@@ -55,6 +55,11 @@ const char *ls_sym_file_offset(struct ls_symbolizer *s, const char *path, uint64
  * Symbols past it are not kept, and counted (ls_sym_dropped). */
 void ls_sym_set_budget(struct ls_symbolizer *s, size_t bytes);
 uint64_t ls_sym_dropped(const struct ls_symbolizer *s);
+/* JIT runtimes write their perf map (/tmp/perf-PID.map) after they start:
+ * looks again (about once a second, at most a minute) for it in each
+ * process with executable memory of no file, while it lives; the map is
+ * kept open, so it names its code after the process exits. */
+void ls_sym_poll_jit(struct ls_symbolizer *s);
 void ls_sym_free(struct ls_symbolizer *s);
 
 /* An address in a process (pid 0: the kernel). */

@@ -446,6 +446,8 @@ static void run(struct ls_session *s)
 		}
 		if (now - last_drops >= DROPS_NS) {
 			ls_recorder_drops(r);
+			if (r->sym)
+				ls_sym_poll_jit(r->sym);
 			last_drops = now;
 		}
 		if (now - last_ckpt >= CHECKPOINT_NS) {
