@@ -30,6 +30,7 @@ struct elf_file {
 	char *path;
 	struct sym *syms;
 	size_t nsyms, capsyms;
+	bool symtab; /* its symbols came from a .symtab (else .dynsym only) */
 	struct seg segs[16];
 	int nsegs;
 };
@@ -233,7 +234,7 @@ static int read_elf(struct ls_symbolizer *s, struct elf_file *ef, const char *pa
 				ef->syms[ef->nsyms++] = (struct sym){sy.st_value, sy.st_size, strdup(nm)};
 			}
 			if (pass == 0)
-				have_symtab = true;
+				have_symtab = ef->symtab = true;
 		}
 	}
 	elf_end(e);
@@ -350,6 +351,18 @@ static void read_debug_file(struct ls_symbolizer *s, struct elf_file *ef, const 
 			read_elf(s, ef, cand[i], true);
 }
 
+/* Frees a file's symbols, and gives their bytes back to the budget. */
+static void free_syms(struct ls_symbolizer *s, struct elf_file *ef)
+{
+	for (size_t i = 0; i < ef->nsyms; i++) {
+		s->sym_bytes -= sizeof(struct sym) + strlen(ef->syms[i].name) + 1;
+		free(ef->syms[i].name);
+	}
+	free(ef->syms);
+	ef->syms = NULL;
+	ef->nsyms = ef->capsyms = 0;
+}
+
 static struct elf_file *elf_get(struct ls_symbolizer *s, const char *path)
 {
 	struct elf_file *ef;
@@ -361,8 +374,21 @@ static struct elf_file *elf_get(struct ls_symbolizer *s, const char *path)
 	if (!ef)
 		abort();
 	ef->path = strdup(path);
-	if (read_elf(s, ef, path, false) == 0 && !ef->nsyms)
-		read_debug_file(s, ef, path, s->debug_dir);
+	/* a file with only .dynsym (every distribution library): its debug
+	 * file (libc6-dbg, debuginfod's cache) names what .dynsym does not,
+	 * start_thread among them; it wins when it holds more */
+	if (read_elf(s, ef, path, false) == 0 && !ef->symtab) {
+		struct elf_file dbg = {0};
+		read_debug_file(s, &dbg, path, s->debug_dir);
+		if (dbg.nsyms > ef->nsyms) {
+			free_syms(s, ef);
+			ef->syms = dbg.syms;
+			ef->nsyms = dbg.nsyms;
+			ef->capsyms = dbg.capsyms;
+		} else {
+			free_syms(s, &dbg);
+		}
+	}
 	if (ef->nsyms)
 		qsort(ef->syms, ef->nsyms, sizeof(*ef->syms), sym_cmp);
 	GROW(s->files, s->nfiles, s->capfiles);
