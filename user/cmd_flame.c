@@ -106,6 +106,9 @@ int cmd_flame(int argc, char **argv)
 	warn_loss(a.rd, path);
 	ls_analysis_free(&a);
 	f = b.f;
+	ls_flame_build_ends(&b, err, sizeof(err));
+	if (err[0])
+		fprintf(stderr, "latsplit flame: %s\n", err);
 	if (!ls_flame_total(f))
 		fprintf(stderr, "latsplit flame: nothing to draw (no %s data%s)\n", kind,
 			request || pid || component ? " matching the filters" : "");

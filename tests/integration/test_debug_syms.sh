@@ -5,9 +5,10 @@
 # read only for files with no symbols at all). With the debug file found
 # by build-id under --debug-dir (default /usr/lib/debug), start_thread is
 # named under a worker thread's stacks; with an empty debug dir it is not
-# (the difference is the debug file).
+# (the difference is the debug file). And flame counts the stacks that did
+# not reach a thread's root, with the reason (issue 28's honest truncation).
 source "$(dirname "$0")/lib.sh"
-require_root debug_syms.named
+require_root debug_syms.named debug_syms.ends
 libc=$(ldd /bin/true | awk '/libc.so.6/ {print $3}')
 id=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID/ {print $3}')
 [[ -n $id && -e /usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug ]] ||
@@ -24,10 +25,18 @@ mkdir -p "$T/empty"
 for d in default empty; do
   extra=(); [[ $d == empty ]] && extra=(--debug-dir "$T/empty")
   "$LS" record "${extra[@]}" -F 199 -o "$T/$d.data" -- "$T/thr" 2>/dev/null
-  "$LS" flame --kind cpu "$T/$d.data" >"$T/$d.folded" 2>/dev/null
+  "$LS" flame --kind cpu "$T/$d.data" >"$T/$d.folded" 2>"$T/$d.err"
   eval "total_$d=\$(awk '{s += \$NF} END {print s + 0}' '$T/$d.folded')"
   eval "named_$d=\$(awk '/;start_thread;worker;worker_spin/ {s += \$NF} END {print s + 0}' '$T/$d.folded')"
 done
 info "default debug dir: $named_default of $total_default samples under start_thread;worker; empty debug dir: $named_empty of $total_empty"
 check "debug_syms.named: libc's debug file names start_thread (most samples), and only it does" \
   test "$total_default" -ge 20 -a $((named_default * 10)) -ge $((total_default * 8)) -a "$named_empty" -eq 0
+# honest truncation: flame says where the stacks ended. Named by the debug
+# file, every one reaches a thread's root; without it they end at a libc
+# frame with no symbol, and are counted as stopped short, not passed off
+sed 's/^/    /' "$T/default.err" "$T/empty.err"
+check "debug_syms.ends: flame counts the stacks that stopped short, and why" \
+  bash -c "grep -qE \"^latsplit flame: ($total_default) of \\1 user stacks reached a thread's root\" '$T/default.err' &&
+           ! grep -q 'stopped short' '$T/default.err' &&
+           grep -qE \"^latsplit flame: 0 of $total_empty user stacks reached.*$total_empty stopped short: 0 at the depth limit.*, $total_empty at a frame with no symbol\" '$T/empty.err'"

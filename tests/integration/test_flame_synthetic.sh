@@ -9,9 +9,10 @@ source "$(dirname "$0")/lib.sh"
 
 "$ROOT/build/flame-capture" "$T/syn.data" || { fail "flame.synthetic: helper failed"; exit 0; }
 
-expect() { # NAME EXPECTED-TEXT LATSPLIT-FLAME-ARGS...
+expect() { # NAME EXPECTED-TEXT LATSPLIT-FLAME-ARGS...  (stdout; stderr: no warning)
   local name=$1 want=$2 got; shift 2
-  got=$("$LS" flame "$@" "$T/syn.data" 2>&1)
+  got=$("$LS" flame "$@" "$T/syn.data" 2>"$T/$name.err")
+  grep -i warning "$T/$name.err" >>/dev/stderr && got+=$'\n'"(a warning on stderr)"
   if [[ $got == "$want" ]]; then
     pass "flame.synthetic.$name"
   else
@@ -24,6 +25,10 @@ eng (100);host_fn_a 1
 eng (100);host_fn_b 1" --kind cpu
 
 expect offcpu "eng (100);wait_fn 4000000" --kind offcpu
+# the synthetic stacks are one frame each: counted as stopped short, not
+# passed off as whole
+check "flame.synthetic.ends: cpu says its 3 one-frame stacks stopped short" \
+  grep -q "^latsplit flame: 0 of 3 user stacks reached a thread's root.*3 stopped short" "$T/cpu.err"
 
 # network: the handshake (0.2 ms, est - srtt to est) is network.connect; the
 # request's single segment arrives 0.5 ms after est: the client's own pause

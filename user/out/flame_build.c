@@ -11,6 +11,7 @@
 #include "flame_build.h"
 #include "grow.h"
 #include "latsplit/engine.h"
+#include "latsplit/events.h"
 
 struct proc_name {
 	__u32 pid;
@@ -81,6 +82,36 @@ static void add_merged(struct ls_flame *f, const struct ls_stack_data *d, struct
 	}
 }
 
+/* Where a user stack ends: a thread's root (the runtime's entry, a thread's
+ * start), the depth limit, a frame with no symbol, or elsewhere (a frame
+ * without a frame pointer above it: the walk could not go on). */
+static void count_end(struct ls_flame_build *b, const struct ls_stack_data *d, __u32 pid,
+		      __s32 ustack)
+{
+	static const char *const roots[] = {"_start", "start_thread", "clone", "clone3", "__clone",
+					    "__clone3", "__libc_start_main", "__libc_start_call_main",
+					    "thread_start", "__thread_start"};
+	const struct ls_stk *u = ls_stack_of(d, ustack);
+	char buf[128];
+	const char *name;
+
+	if (!u || !u->n)
+		return;
+	b->ends.stacks++;
+	name = ls_stack_sym(d, pid, u->ips[u->n - 1], buf, sizeof(buf));
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (!strcmp(name, roots[i])) {
+			b->ends.rooted++;
+			return;
+		}
+	if (u->n >= LS_STACK_DEPTH)
+		b->ends.depth++;
+	else if (!strncmp(name, "[unknown]", 9) || !strncmp(name, "0x", 2))
+		b->ends.no_symbol++;
+	else
+		b->ends.elsewhere++;
+}
+
 static void stack_flame(struct ls_flame_build *b, const struct ls_stack_data *d)
 {
 	bool offcpu = b->kind == LS_FLAME_OFFCPU;
@@ -95,12 +126,14 @@ static void stack_flame(struct ls_flame_build *b, const struct ls_stack_data *d)
 			continue;
 		push_weighted(&v, &nv, &capv, p->pid, p->ustack, p->kstack, p->comm,
 			      p->end > p->ts ? p->end - p->ts : 0);
+		count_end(b, d, p->pid, p->ustack);
 	}
 	for (size_t i = 0; !offcpu && i < d->nsamples; i++) {
 		const struct ls_sample *e = &d->samples[i];
 		if (b->pid && e->pid != b->pid)
 			continue;
 		push_weighted(&v, &nv, &capv, e->pid, e->ustack, e->kstack, e->comm, 1);
+		count_end(b, d, e->pid, e->ustack);
 	}
 	add_merged(b->f, d, v, nv, NULL);
 	free(v);
@@ -449,4 +482,25 @@ void ls_flame_build_free(struct ls_flame_build *b)
 	b->gv = NULL;
 	b->procs = NULL;
 	b->f = NULL;
+}
+
+void ls_flame_build_ends(const struct ls_flame_build *b, char *buf, size_t len)
+{
+	const struct ls_stack_ends *e = &b->ends;
+	int n;
+
+	buf[0] = '\0';
+	if (!e->stacks)
+		return;
+	n = snprintf(buf, len, "%llu of %llu user stacks reached a thread's root (_start, "
+		     "start_thread, clone)", (unsigned long long)e->rooted,
+		     (unsigned long long)e->stacks);
+	if (e->rooted == e->stacks || n < 0 || (size_t)n >= len)
+		return;
+	snprintf(buf + n, len - n,
+		 "; %llu stopped short: %llu at the depth limit (%d frames), %llu at a frame with "
+		 "no symbol, %llu where the walk lost the caller (code without frame pointers: "
+		 "record --call-graph dwarf reaches further)",
+		 (unsigned long long)(e->stacks - e->rooted), (unsigned long long)e->depth,
+		 LS_STACK_DEPTH, (unsigned long long)e->no_symbol, (unsigned long long)e->elsewhere);
 }

@@ -28,6 +28,12 @@
 
 enum ls_flame_kind { LS_FLAME_LATENCY, LS_FLAME_GPU, LS_FLAME_CPU, LS_FLAME_OFFCPU };
 
+/* Where the cpu and offcpu graphs' user stacks end (one per sample or
+ * block): nothing stopped short is passed off as whole. */
+struct ls_stack_ends {
+	uint64_t stacks, rooted, depth, no_symbol, elsewhere;
+};
+
 struct ls_flame_build {
 	/* set before the analysis */
 	enum ls_flame_kind kind;
@@ -47,6 +53,7 @@ struct ls_flame_build {
 	struct proc_name *procs;
 	size_t nprocs, capprocs;
 	char why[256]; /* the end's error */
+	struct ls_stack_ends ends;
 };
 
 /* kind from its name; -1 if unknown. */
@@ -56,6 +63,8 @@ int ls_flame_build_init(struct ls_flame_build *b);
 /* The sink (ctx: b). Its end fails when the capture has no data of the
  * kind (cpu, offcpu): b->why says so. */
 struct ls_sink ls_flame_build_sink(struct ls_flame_build *b);
+/* The user stacks' ends in one line ("" when the graph had none). */
+void ls_flame_build_ends(const struct ls_flame_build *b, char *buf, size_t len);
 void ls_flame_build_free(struct ls_flame_build *b);
 
 #endif
