@@ -396,6 +396,46 @@ static void test_aborted(void **state)
 
 /* Property: random streams with random sources missing, every request sums
  * exactly: parts, and the non-null components, to the total and TTFT. */
+static uint64_t busy_seen[2][2];
+static size_t nbusy_seen;
+
+static void busy_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t tid, uint64_t b,
+		      uint64_t e, const struct ls_hdr *rec)
+{
+	(void)ctx;
+	(void)tid;
+	(void)rec;
+	if (kind == LS_SPAN_GPU_BUSY && tgid == 0 && nbusy_seen < 2) {
+		busy_seen[nbusy_seen][0] = b;
+		busy_seen[nbusy_seen++][1] = e;
+	}
+}
+
+/* Device busy time is the union of its work (two streams overlapping count
+ * once), and its periods are told to the sinks: the report's figure, the
+ * timeline's counter and the page's strip are one. */
+static void test_gpu_busy_union(void **state)
+{
+	struct ls_timeline *tl = ls_timeline_new(true);
+	struct ls_span_sink sink = {busy_span, NULL};
+
+	(void)state;
+	nbusy_seen = 0;
+	ls_timeline_set_span_sink(tl, &sink);
+	gpu(tl, LS_GPU_KERNEL, 0, 1 * MS, 5 * MS);
+	gpu(tl, LS_GPU_KERNEL, 0, 3 * MS, 7 * MS);  /* overlaps: 1..7 */
+	gpu(tl, LS_GPU_MEMCPY, LS_COPY_H2D, 7 * MS, 8 * MS); /* touches: 1..8 */
+	gpu(tl, LS_GPU_KERNEL, 0, 10 * MS, 12 * MS); /* a second period */
+	ls_timeline_close(tl);
+	assert_int_equal(ls_timeline_gpu_summary(tl)->dev_busy_ns[0], 9 * MS);
+	assert_int_equal(nbusy_seen, 2);
+	assert_int_equal(busy_seen[0][0], 1 * MS);
+	assert_int_equal(busy_seen[0][1], 8 * MS);
+	assert_int_equal(busy_seen[1][0], 10 * MS);
+	assert_int_equal(busy_seen[1][1], 12 * MS);
+	ls_timeline_free(tl);
+}
+
 static void test_property_sums(void **state)
 {
 	unsigned seed = 42;
@@ -464,6 +504,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_gpu_busy_union),
 		cmocka_unit_test(test_batching),
 		cmocka_unit_test(test_send_blocked_first),
 		cmocka_unit_test(test_frontend_window),

@@ -59,6 +59,11 @@ struct ls_timeline {
 	struct ls_spans layers[LS_L_N];     /* merged (ls_timeline_build) */
 	struct ls_gpu_summary sum;
 	struct ls_spans busy;
+	/* each device's busy period being built (the union of its GPU work) */
+	struct {
+		uint64_t b, e, last_end;
+		bool open;
+	} dev[LS_GPU_MAX_DEV];
 	/* The thread that drives the GPU (most GPU records or launches), and
 	 * its on-CPU spans: when it can run, the engine can schedule. */
 	uint32_t launcher_tid[8];
@@ -520,8 +525,12 @@ void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, s
 	ls_timeline_build(tl);
 }
 
+static void busy_close(struct ls_timeline *tl, uint32_t dev);
+
 void ls_timeline_close(struct ls_timeline *tl)
 {
+	for (uint32_t d = 0; d < LS_GPU_MAX_DEV; d++)
+		busy_close(tl, d);
 	for (size_t i = 0; i < tl->n_runnable; i++)
 		runq_account(tl, &tl->runnable[i]);
 }
@@ -536,6 +545,37 @@ bool ls_timeline_has_gpu(const struct ls_timeline *tl)
 	return tl->gpu_sources != 0;
 }
 
+/* A device's busy period closes: counted, and told to the sinks. */
+static void busy_close(struct ls_timeline *tl, uint32_t dev)
+{
+	if (!tl->dev[dev].open)
+		return;
+	tl->dev[dev].open = false;
+	tl->sum.dev_busy_ns[dev] += tl->dev[dev].e - tl->dev[dev].b;
+	tl->dev[dev].last_end = tl->dev[dev].e;
+	tell(tl, LS_SPAN_GPU_BUSY, dev, 0, tl->dev[dev].b, tl->dev[dev].e, NULL);
+}
+
+/* Device busy time is the union of its GPU work (overlapping kernels and
+ * copies count once), built as records come: work that starts before the
+ * last closed period ended counts from its end. */
+static void busy_add(struct ls_timeline *tl, uint32_t dev, uint64_t b, uint64_t e)
+{
+	if (tl->dev[dev].open && b <= tl->dev[dev].e) {
+		if (e > tl->dev[dev].e)
+			tl->dev[dev].e = e;
+		return;
+	}
+	busy_close(tl, dev);
+	if (b < tl->dev[dev].last_end)
+		b = tl->dev[dev].last_end;
+	if (e <= b)
+		return;
+	tl->dev[dev].b = b;
+	tl->dev[dev].e = e;
+	tl->dev[dev].open = true;
+}
+
 /* Per-device busy time and top kernels/copies, for the report. */
 static void gpu_stats_add(struct ls_timeline *tl, const struct ls_ev_gpu *e)
 {
@@ -546,7 +586,7 @@ static void gpu_stats_add(struct ls_timeline *tl, const struct ls_ev_gpu *e)
 	if (e->flags & LS_GPU_F_HOST_SIDE)
 		return;
 	if (e->device < LS_GPU_MAX_DEV && e->kind != LS_GPU_SYNC) {
-		s->dev_busy_ns[e->device] += d;
+		busy_add(tl, e->device, e->start_ns, e->end_ns);
 		if (e->device + 1 > s->ndev)
 			s->ndev = e->device + 1;
 	}

@@ -62,8 +62,13 @@ struct ls_runq {
 
 /* What the timeline sees, as it sees it, for sinks that draw it (the
  * Perfetto timeline): a thread's on-CPU, runnable and blocked spans (at the
- * switch or wakeup that ends them), each GPU record, each engine event. */
-enum ls_span_kind { LS_SPAN_ONCPU, LS_SPAN_RUNNABLE, LS_SPAN_BLOCKED, LS_SPAN_GPU, LS_SPAN_ENGINE };
+ * switch or wakeup that ends them), each GPU record, each engine event, and
+ * each device's busy periods (the union of its GPU work: tgid is the
+ * device, rec NULL), told when they close, in order per device. */
+enum ls_span_kind {
+	LS_SPAN_ONCPU, LS_SPAN_RUNNABLE, LS_SPAN_BLOCKED, LS_SPAN_GPU, LS_SPAN_ENGINE,
+	LS_SPAN_GPU_BUSY,
+};
 
 struct ls_span_sink {
 	void (*span)(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t tid, uint64_t b,

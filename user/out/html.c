@@ -84,11 +84,11 @@ static int html_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t 
 		     uint64_t e, const struct ls_hdr *rec)
 {
 	struct ls_html *h = ctx;
-	const struct ls_ev_gpu *g = (const void *)rec;
 
 	(void)tgid;
 	(void)tid;
-	if (kind != LS_SPAN_GPU || (g->flags & LS_GPU_F_HOST_SIDE) || e <= b)
+	(void)rec;
+	if (kind != LS_SPAN_GPU_BUSY || e <= b) /* the core's busy periods, every device */
 		return 0;
 	if (h->nbusy && b <= h->busy[h->nbusy - 1].e + 20000) { /* merge with the last */
 		if (e > h->busy[h->nbusy - 1].e)

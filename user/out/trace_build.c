@@ -32,6 +32,11 @@ struct tspan {
 	int32_t ustack, kstack; /* blocked: the stack it blocked in (-1: none) */
 };
 
+struct busy {
+	uint32_t dev;
+	uint64_t b, e;
+};
+
 struct tl_ctx {
 	struct ls_pf *pf;
 	unsigned long request, pid;
@@ -50,6 +55,8 @@ struct tl_ctx {
 	size_t nlaunch, caplaunch;
 	struct ls_ev_gpu *gpu;
 	size_t ngpu, capgpu;
+	struct busy *busy; /* each device's busy periods */
+	size_t nbusy, capbusy;
 	struct { uint64_t ts; uint32_t pid; uint32_t kind; uint64_t req; char xrid[64]; } *eng;
 	size_t neng, capeng;
 	struct ls_tick *inflight;
@@ -137,6 +144,13 @@ static int on_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t ti
 {
 	struct tl_ctx *c = ctx;
 
+	if (kind == LS_SPAN_GPU_BUSY) { /* the device's, whoever's work: no pid filter */
+		if (in_window(c, b, e)) {
+			GROW(c->busy, c->nbusy, c->capbusy);
+			c->busy[c->nbusy++] = (struct busy){tgid, b, e};
+		}
+		return 0;
+	}
 	if ((c->pid && tgid != c->pid) || !in_window(c, b, e))
 		return 0;
 	if (kind == LS_SPAN_GPU) {
@@ -393,37 +407,24 @@ static void emit_gpu(struct tl_ctx *c)
 	}
 }
 
+/* The core's busy periods (the union of each device's work), as a 0/1
+ * counter per device. */
 static void emit_busy(struct tl_ctx *c)
 {
-	for (int d = 0; d < 16; d++) {
-		struct ls_tick *t = NULL;
-		size_t n = 0, cap = 0;
-		for (size_t i = 0; i < c->ngpu; i++) {
-			const struct ls_ev_gpu *g = &c->gpu[i];
-			if ((g->flags & LS_GPU_F_HOST_SIDE) || g->device != (uint32_t)d ||
-			    g->kind == LS_GPU_SYNC)
+	for (uint32_t d = 0; d < LS_GPU_MAX_DEV; d++) {
+		bool track = false;
+		for (size_t i = 0; i < c->nbusy; i++) {
+			if (c->busy[i].dev != d)
 				continue;
-			GROW(t, n, cap);
-			t[n++] = (struct ls_tick){g->start_ns, 1};
-			GROW(t, n, cap);
-			t[n++] = (struct ls_tick){g->end_ns, -1};
-		}
-		if (!n)
-			continue;
-		char name[32];
-		snprintf(name, sizeof(name), "GPU %d busy", d);
-		ls_pf_track(c->pf, U_BUSY + d, 0, LS_PF_COUNTER, name, 0, 0);
-		qsort(t, n, sizeof(*t), tick_cmp);
-		long v = 0, shown = -1;
-		for (size_t i = 0; i < n; i++) {
-			v += t[i].d;
-			long b = v > 0;
-			if ((i + 1 == n || t[i + 1].t != t[i].t) && b != shown) {
-				ls_pf_counter(c->pf, U_BUSY + d, t[i].t, (double)b);
-				shown = b;
+			if (!track) {
+				char name[32];
+				snprintf(name, sizeof(name), "GPU %u busy", d);
+				ls_pf_track(c->pf, U_BUSY + d, 0, LS_PF_COUNTER, name, 0, 0);
+				track = true;
 			}
+			ls_pf_counter(c->pf, U_BUSY + d, c->busy[i].b, 1);
+			ls_pf_counter(c->pf, U_BUSY + d, c->busy[i].e, 0);
 		}
-		free(t);
 	}
 }
 
@@ -526,6 +527,7 @@ void ls_trace_free(struct ls_trace *t)
 	free(c->threads);
 	free(c->launch);
 	free(c->gpu);
+	free(c->busy);
 	free(c->eng);
 	free(c->inflight);
 	free(c->rtx);
