@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attribute.h"
+#include "verdict.h"
 #include "latsplit/engine.h"
 #include "timeline.h"
 
@@ -285,6 +286,27 @@ static void test_missing_sources_are_null(void **state)
 	assert_false(s.unobserved & (1u << LS_S_Q_SOCKET));
 	assert_string_equal(s.engine_source, "none");
 	assert_string_equal(s.gpu_source, "none");
+
+	/* the verdict over it: what no source observed is "-" and null, not 0 */
+	struct ls_verdict_acc acc = {0};
+	struct ls_verdict v;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	ls_verdict_acc_add(&acc, &r, &s, NULL);
+	ls_verdict_from_acc(&acc, false, false, false, false, &v);
+	assert_false(v.seen_comp[LS_C_COMPUTE]);
+	assert_false(v.seen[LS_S_Q_ENGINE]);
+	assert_true(v.seen[LS_S_Q_SOCKET]);
+	ls_verdict_json(m, &v);
+	ls_verdict_print(m, &v);
+	fclose(m);
+	assert_non_null(strstr(buf, "\"compute\":null"));
+	assert_non_null(strstr(buf, "\"queueing.engine\":null"));
+	assert_non_null(strstr(buf, "\"queueing.socket\":0."));
+	assert_non_null(strstr(buf, "queueing.engine -, compute -, transfer -"));
+	free(buf);
+	ls_verdict_acc_free(&acc);
 	ls_timeline_free(tl);
 }
 

@@ -162,12 +162,18 @@ void ls_verdict_acc_add(struct ls_verdict_acc *a, const struct ls_request *r,
 		a->w[t].judged++;
 		a->w[t].whole += w;
 		for (int p = 0; p < LS_S_N; p++)
-			if (sub[p] != LS_NULL)
+			if (sub[p] != LS_NULL) {
 				a->w[t].part[p] += sub[p];
-		if (c[LS_C_HOST] != LS_NULL)
+				a->w[t].seen[p] = true;
+			}
+		if (c[LS_C_HOST] != LS_NULL) {
 			a->w[t].part[P_HOST] += c[LS_C_HOST];
-		if (c[LS_C_OTHER] != LS_NULL)
+			a->w[t].seen[P_HOST] = true;
+		}
+		if (c[LS_C_OTHER] != LS_NULL) {
 			a->w[t].part[P_OTHER] += c[LS_C_OTHER];
+			a->w[t].seen[P_OTHER] = true;
+		}
 	}
 	if (r->t_start && r->t_end) {
 		tick_push(a, r->t_start, 1);
@@ -221,10 +227,12 @@ void ls_verdict_from_acc(struct ls_verdict_acc *a, bool ttft, bool have_gpu, boo
 	v->judged = a->w[t].judged;
 	v->whole = a->w[t].whole;
 	memcpy(v->part, a->w[t].part, sizeof(v->part));
+	memcpy(v->seen, a->w[t].seen, sizeof(v->seen));
 	if (!v->judged || v->whole <= 0)
 		return;
 	for (int p = 0; p < P_N; p++) {
 		v->comp[ls_verdict_part_comp(p)] += v->part[p];
+		v->seen_comp[ls_verdict_part_comp(p)] |= v->seen[p];
 		if (v->best < 0 || v->part[p] > v->part[v->best])
 			v->best = p;
 	}

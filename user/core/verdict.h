@@ -27,6 +27,9 @@ struct ls_verdict {
 	size_t n, judged, aborted, unparsed, preempted, joined, nbatch;
 	size_t nagle; /* requests with a token held by Nagle */
 	double whole, part[LS_VERDICT_PARTS], comp[LS_C_N];
+	/* a part (component) some judged request's sources observed: the
+	 * others are not 0 but unknown, printed "-" and null (DESIGN §6) */
+	bool seen[LS_VERDICT_PARTS], seen_comp[LS_C_N];
 	unsigned long long retrans;
 	double batch_mean, rho; /* rho: prompt size vs TTFT, NAN when meaningless */
 	uint32_t batch_max;
@@ -50,6 +53,7 @@ struct ls_verdict_acc {
 	struct {
 		size_t judged;
 		double whole, part[LS_VERDICT_PARTS];
+		bool seen[LS_VERDICT_PARTS];
 	} w[2]; /* [0] latency, [1] TTFT */
 	size_t npx; /* prompt bytes vs TTFT, exact sums */
 	__int128 sx, sy, sxx, syy, sxy;

@@ -12,6 +12,15 @@
 #define P_OTHER LS_VERDICT_OTHER
 #define P_N LS_VERDICT_PARTS
 
+/* A share as text, "-" when no source observed it (unknown, not 0). */
+static const char *share(char *buf, bool seen, double x, const char *fmt)
+{
+	if (!seen)
+		return "-";
+	snprintf(buf, 16, fmt, 100 * x);
+	return buf;
+}
+
 void ls_verdict_line(const struct ls_verdict *v, char *buf, size_t len)
 {
 	const double *part = v->part, *comp = v->comp;
@@ -40,13 +49,15 @@ void ls_verdict_print(FILE *out, const struct ls_verdict *v)
 		return;
 	}
 	const char *what = v->ttft ? "time to first token" : "latency";
+	char b[12][16];
+#define P(i, k) share(b[i], v->seen[k], part[k] / whole, "%.1f%%")
+#define C(i, k) share(b[i], v->seen_comp[k], comp[k] / whole, "%.1f%%")
 	fprintf(out, "\nverdict (%zu requests, shares of summed %s):\n", v->judged, what);
-	fprintf(out, "  network:     %5.1f%%  connect %.1f%%, upload %.1f%%, send-blocked %.1f%%, "
-		     "drain %.1f%%; %llu retransmitted segments\n",
-		100 * comp[LS_C_NETWORK] / whole, 100 * part[LS_S_NET_CONNECT] / whole,
-		100 * part[LS_S_NET_UPLOAD] / whole,
-		100 * part[LS_S_NET_SEND_BLOCKED] / whole, 100 * part[LS_S_NET_DRAIN] / whole,
-		(unsigned long long)v->retrans);
+	fprintf(out, "  network:     %6s  connect %s, upload %s, send-blocked %s, drain %s; %llu "
+		     "retransmitted segments\n",
+		share(b[0], v->seen_comp[LS_C_NETWORK], comp[LS_C_NETWORK] / whole, "%5.1f%%"),
+		P(1, LS_S_NET_CONNECT), P(2, LS_S_NET_UPLOAD), P(3, LS_S_NET_SEND_BLOCKED),
+		P(4, LS_S_NET_DRAIN), (unsigned long long)v->retrans);
 	if (part[LS_S_NET_WIRE] > 0)
 		fprintf(out, "               first token on the wire (network.wire) %.1f%%\n",
 			100 * part[LS_S_NET_WIRE] / whole);
@@ -54,9 +65,8 @@ void ls_verdict_print(FILE *out, const struct ls_verdict *v)
 		fprintf(out, "  nagle:       %zu of %zu requests had a token held by Nagle (a small "
 			     "write waiting for an ACK): set TCP_NODELAY on the server's sockets\n",
 			v->nagle, v->n);
-	fprintf(out, "  engine:      queueing.engine %.1f%%, compute %.1f%%, transfer %.1f%%",
-		100 * part[LS_S_Q_ENGINE] / whole, 100 * comp[LS_C_COMPUTE] / whole,
-		100 * comp[LS_C_TRANSFER] / whole);
+	fprintf(out, "  engine:      queueing.engine %s, compute %s, transfer %s", P(5, LS_S_Q_ENGINE),
+		C(6, LS_C_COMPUTE), C(7, LS_C_TRANSFER));
 	if (v->nbatch)
 		fprintf(out, "; batch at scheduling mean %.1f max %u", v->batch_mean, v->batch_max);
 	if (v->joined)
@@ -70,10 +80,11 @@ void ls_verdict_print(FILE *out, const struct ls_verdict *v)
 	if (v->unparsed) /* their bytes moved; the capture lacked what parsing needed */
 		fprintf(out, "; %zu unparsed (not split: see the report's header)", v->unparsed);
 	fputc('\n', out);
-	fprintf(out, "  host:        on CPU %.1f%%, waiting for a CPU (queueing.cpu) %.1f%%, "
-		     "socket queueing %.1f%%, other %.1f%%\n",
-		100 * part[P_HOST] / whole, 100 * part[LS_S_Q_CPU] / whole,
-		100 * part[LS_S_Q_SOCKET] / whole, 100 * part[P_OTHER] / whole);
+	fprintf(out, "  host:        on CPU %s, waiting for a CPU (queueing.cpu) %s, socket queueing "
+		     "%s, other %s\n",
+		P(8, P_HOST), P(9, LS_S_Q_CPU), P(10, LS_S_Q_SOCKET), P(11, P_OTHER));
+#undef P
+#undef C
 	if (!v->have_engine || !v->have_gpu || !v->have_sched)
 		fprintf(out, "  missing:     %s%s%s(their parts are not claimed)\n",
 			v->have_engine ? "" : "engine events (queueing.engine inferred or absent) ",
@@ -96,11 +107,19 @@ void ls_verdict_json(FILE *out, const struct ls_verdict *v)
 		v->comp[ls_verdict_part_comp(v->best)] / v->whole);
 	ls_json_kv_str(out, "remedy", ls_verdict_remedy(v->best), true);
 	fprintf(out, "\"components\":{");
+	/* what no source observed is null, never 0 */
 	for (int c = 0; c < LS_C_N; c++)
-		fprintf(out, "%s\"%s\":%.4f", c ? "," : "", ls_comp_name(c), v->comp[c] / v->whole);
+		if (v->seen_comp[c])
+			fprintf(out, "%s\"%s\":%.4f", c ? "," : "", ls_comp_name(c), v->comp[c] / v->whole);
+		else
+			fprintf(out, "%s\"%s\":null", c ? "," : "", ls_comp_name(c));
 	fprintf(out, "},\"parts\":{");
 	for (int p = 0; p < P_N; p++)
-		fprintf(out, "%s\"%s\":%.4f", p ? "," : "", ls_verdict_part_name(p), v->part[p] / v->whole);
+		if (v->seen[p])
+			fprintf(out, "%s\"%s\":%.4f", p ? "," : "", ls_verdict_part_name(p),
+				v->part[p] / v->whole);
+		else
+			fprintf(out, "%s\"%s\":null", p ? "," : "", ls_verdict_part_name(p));
 	fprintf(out, "},\"retransmits\":%llu,\"peak_concurrency\":%d,", (unsigned long long)v->retrans,
 		v->peak_concurrency);
 	if (isnan(v->rho))
