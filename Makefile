@@ -210,7 +210,7 @@ $(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/core/capture.o $(B
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lz -lpthread
 
-$(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/columns.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/symbolize.o
+$(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/columns.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/symbolize.o $(BUILD)/user/core/procfile.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread $(LIBSTDCXX)
 
