@@ -19,7 +19,8 @@ while (Date.now() < end) s += hotLoop(1e6);
 process.exit(s > 0 ? 0 : 1);
 JS
 before=$(ls /tmp/perf-*.map 2>/dev/null)
-"$LS" record -F 199 -o "$T/node.data" -- node --perf-basic-prof "$T/hot.js" 2>"$T/rec.log"
+# from $T: V8 writes its isolate log into the working directory
+(cd "$T" && "$LS" record -F 199 -o "$T/node.data" -- node --perf-basic-prof "$T/hot.js" 2>"$T/rec.log")
 rc=$?
 for m in /tmp/perf-*.map; do # the run's own map only
   [[ -e $m ]] && ! grep -qxF "$m" <<<"$before" && rm -f "$m"
