@@ -77,6 +77,7 @@ struct ls_symbolizer {
 	 * names, within a budget; symbols past it are counted, not kept */
 	size_t sym_bytes, sym_budget;
 	uint64_t sym_dropped;
+	size_t jit_open; /* perf maps held open (at most JIT_FDS: fds are finite) */
 };
 
 #define SYM_BUDGET (192u << 20) /* symbol tables of every file, in all */
@@ -458,7 +459,7 @@ static void map_add(struct proc_maps *p, uint64_t b, uint64_t e, uint64_t off, c
 	p->m[p->n++] = (struct mapping){b, e, off, strdup(path), file ? strdup(file) : NULL};
 }
 
-static void open_perf_map(struct proc_maps *p);
+static void open_perf_map(struct ls_symbolizer *s, struct proc_maps *p);
 
 int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid)
 {
@@ -471,7 +472,7 @@ int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid)
 	if (!f)
 		return -1;
 	p = proc_new(s, pid);
-	open_perf_map(p);
+	open_perf_map(s, p);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long b, e, off, ino;
 		unsigned int maj, min;
@@ -551,14 +552,17 @@ static pid_t ns_pid(pid_t pid)
 /* Opens the process's perf map (JIT runtimes write "START SIZE NAME" lines:
  * Node with --perf-basic-prof, the JVM's agents, ...) through its own root,
  * a regular file only, and keeps it. */
-static void open_perf_map(struct proc_maps *p)
+#define JIT_FDS 256 /* perf maps kept open at once, at most */
+
+static void open_perf_map(struct ls_symbolizer *s, struct proc_maps *p)
 {
 	char path[64];
 
-	if (p->jit_fd >= 0)
+	if (p->jit_fd >= 0 || s->jit_open >= JIT_FDS)
 		return;
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", ns_pid(p->pid));
 	p->jit_fd = ls_proc_open(p->pid, path, 0, 0);
+	s->jit_open += p->jit_fd >= 0;
 }
 
 #define JIT_TRIES 60 /* a process's perf map is looked for this many times */
@@ -569,7 +573,7 @@ void ls_sym_poll_jit(struct ls_symbolizer *s)
 		struct proc_maps *p = &s->procs[i];
 		if (p->jit_fd < 0 && p->anon_exec && p->jit_tries < JIT_TRIES) {
 			p->jit_tries++;
-			open_perf_map(p);
+			open_perf_map(s, p);
 		}
 	}
 }
