@@ -27,7 +27,8 @@ for m in /tmp/perf-*.map; do # the run's own map only
 done
 "$LS" flame --kind cpu "$T/node.data" >"$T/cpu.folded" 2>/dev/null
 total=$(awk '{s += $NF} END {print s + 0}' "$T/cpu.folded")
-named=$(awk '/JS:[*~^]?hotLoop / {s += $NF} END {print s + 0}' "$T/cpu.folded")
+# V8 names it "JS:*hotLoop ..." (Node 20) or "LazyCompile:*hotLoop ..." (Node 18)
+named=$(awk '/:[*~^]?hotLoop / {s += $NF} END {print s + 0}' "$T/cpu.folded")
 info "node: $total samples, $named with the JavaScript frame hotLoop named (record exit $rc)"
 check "jit_names.node: the hot JavaScript function is named in at least half the samples" \
   test "$rc" -eq 0 -a "$total" -ge 50 -a $((named * 2)) -ge "$total"
