@@ -251,7 +251,9 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 			n = (rec->size - sizeof(*s)) / 8;
 		GROW(d->stacks, d->nstacks, d->capstacks);
 		d->stacks[d->nstacks++] = ((struct ls_stk){s->id, (__u32)n, (const __u64 *)(c + 1)});
-	} else if (rec->type == LS_REC_SYM) {
+	} else if (rec->type == LS_REC_SYM && rec->size > sizeof(struct ls_rec_sym)) {
+		/* a name of at least its terminator (a bare header has none: its
+		 * name would lie past the record, as the capture fuzzer found) */
 		struct ls_rec_sym *c = dup_rec(rec);
 		((char *)c)[rec->size - 1] = '\0';
 		c = demangled(c);
