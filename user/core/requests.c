@@ -1093,17 +1093,25 @@ static void emit_first(struct ls_corr *c, struct conn *cn, size_t k)
  * one stays for what only the connection's end tells: retransmits past
  * every response, resets). Needs sequence anchors; without them requests
  * wait for the connection's end as before. */
+/* Request k's response is whole and delivered: answered, written to its
+ * end and acknowledged (a unix socket: written is delivered), and no
+ * reader or writer still holds it. */
+static bool delivered_whole(const struct conn *cn, size_t k)
+{
+	const struct ls_request *r = cn->reqs[k];
+
+	return k < cn->next_resp && k + 1 != cn->tx_cur && k + 1 != cn->tx_inflight &&
+	       k + 1 != cn->tx_unparsed && k + 1 != cn->rx_unparsed && r->out_end && r->t_out &&
+	       (cn->unix_sk || cn->acked >= r->out_end);
+}
+
 /* Tells `delivered` of each request whose response is whole and
  * delivered, once: a copy finished as it would be now. */
 static void tell_delivered(struct ls_corr *c, struct conn *cn)
 {
-	for (size_t k = 0; k < cn->nreqs; k++) {
+	for (size_t k = 0; k < cn->nreqs && k < cn->next_resp; k++) {
 		struct ls_request *r = cn->reqs[k], now;
-		if (k >= cn->next_resp)
-			break;
-		if (r->delivered_told || k + 1 == cn->tx_cur || k + 1 == cn->tx_inflight ||
-		    k + 1 == cn->tx_unparsed || k + 1 == cn->rx_unparsed || r->unparsed_why[0] ||
-		    !r->out_end || !r->t_out || (!cn->unix_sk && cn->acked < r->out_end))
+		if (r->delivered_told || r->unparsed_why[0] || !delivered_whole(cn, k))
 			continue;
 		r->delivered_told = true;
 		now = *r; /* shares tok and blocked, read only; never released */
@@ -1120,15 +1128,8 @@ static void emit_answered(struct ls_corr *c, struct conn *cn)
 		return;
 	if (c->delivered)
 		tell_delivered(c, cn);
-	while (k + 1 < cn->nreqs) {
-		const struct ls_request *r = cn->reqs[k];
-		if (k >= cn->next_resp || k + 1 == cn->tx_cur || k + 1 == cn->rx_cur ||
-		    k + 1 == cn->tx_inflight || k + 1 == cn->tx_unparsed || k + 1 == cn->rx_unparsed ||
-		    !r->out_end || !r->t_out ||
-		    (!cn->unix_sk && cn->acked < r->out_end)) /* unix: written is delivered */
-			break;
+	while (k + 1 < cn->nreqs && k + 1 != cn->rx_cur && delivered_whole(cn, k))
 		k++;
-	}
 	if (k)
 		emit_first(c, cn, k);
 }
