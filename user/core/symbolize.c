@@ -50,7 +50,7 @@ struct proc_maps {
 	 * open from when the process was first seen: it can be read again
 	 * after the process exits */
 	struct sym *jit;
-	size_t njit;
+	size_t njit, capjit;
 	off_t jit_size; /* of the file when read: read again when it grew */
 	int jit_fd;     /* -1: none */
 	bool anon_exec; /* has executable memory of no file: JIT code may be */
@@ -183,6 +183,34 @@ static Elf *elf_open(const char *path, int *fd)
 	return e;
 }
 
+/* Keeps one symbol in v, within the symbolizer's budget (entries and
+ * names); past it, counts it instead. */
+static void keep_sym(struct ls_symbolizer *s, struct sym **v, size_t *n, size_t *cap,
+		     uint64_t addr, uint64_t size, const char *name)
+{
+	size_t cost = sizeof(struct sym) + strlen(name) + 1;
+
+	if (s->sym_bytes + cost > s->sym_budget) {
+		s->sym_dropped++;
+		return;
+	}
+	s->sym_bytes += cost;
+	GROW(*v, *n, *cap);
+	(*v)[(*n)++] = (struct sym){addr, size, strdup(name)};
+}
+
+/* Frees a table kept by keep_sym, its bytes given back to the budget. */
+static void drop_syms(struct ls_symbolizer *s, struct sym **v, size_t *n, size_t *cap)
+{
+	for (size_t i = 0; i < *n; i++) {
+		s->sym_bytes -= sizeof(struct sym) + strlen((*v)[i].name) + 1;
+		free((*v)[i].name);
+	}
+	free(*v);
+	*v = NULL;
+	*n = *cap = 0;
+}
+
 /* Reads function symbols (within the symbolizer's budget) and PT_LOAD
  * segments of one ELF file. */
 static int read_elf(struct ls_symbolizer *s, struct elf_file *ef, const char *path, bool syms_only)
@@ -218,21 +246,13 @@ static int read_elf(struct ls_symbolizer *s, struct elf_file *ef, const char *pa
 			for (size_t i = 0; d && i < d->d_size / sh.sh_entsize; i++) {
 				GElf_Sym sy;
 				const char *nm;
-				size_t cost;
 				if (!gelf_getsym(d, i, &sy) || GELF_ST_TYPE(sy.st_info) != STT_FUNC ||
 				    !sy.st_value)
 					continue;
 				nm = elf_strptr(e, sh.sh_link, sy.st_name);
-				if (!nm || !nm[0])
-					continue;
-				cost = sizeof(struct sym) + strlen(nm) + 1;
-				if (s->sym_bytes + cost > s->sym_budget) {
-					s->sym_dropped++;
-					continue;
-				}
-				s->sym_bytes += cost;
-				GROW(ef->syms, ef->nsyms, ef->capsyms);
-				ef->syms[ef->nsyms++] = (struct sym){sy.st_value, sy.st_size, strdup(nm)};
+				if (nm && nm[0])
+					keep_sym(s, &ef->syms, &ef->nsyms, &ef->capsyms, sy.st_value,
+						 sy.st_size, nm);
 			}
 			if (pass == 0)
 				have_symtab = ef->symtab = true;
@@ -352,18 +372,6 @@ static void read_debug_file(struct ls_symbolizer *s, struct elf_file *ef, const 
 			read_elf(s, ef, cand[i], true);
 }
 
-/* Frees a file's symbols, and gives their bytes back to the budget. */
-static void free_syms(struct ls_symbolizer *s, struct elf_file *ef)
-{
-	for (size_t i = 0; i < ef->nsyms; i++) {
-		s->sym_bytes -= sizeof(struct sym) + strlen(ef->syms[i].name) + 1;
-		free(ef->syms[i].name);
-	}
-	free(ef->syms);
-	ef->syms = NULL;
-	ef->nsyms = ef->capsyms = 0;
-}
-
 static struct elf_file *elf_get(struct ls_symbolizer *s, const char *path)
 {
 	struct elf_file *ef;
@@ -382,12 +390,12 @@ static struct elf_file *elf_get(struct ls_symbolizer *s, const char *path)
 		struct elf_file dbg = {0};
 		read_debug_file(s, &dbg, path, s->debug_dir);
 		if (dbg.nsyms > ef->nsyms) {
-			free_syms(s, ef);
+			drop_syms(s, &ef->syms, &ef->nsyms, &ef->capsyms);
 			ef->syms = dbg.syms;
 			ef->nsyms = dbg.nsyms;
 			ef->capsyms = dbg.capsyms;
 		} else {
-			free_syms(s, &dbg);
+			drop_syms(s, &dbg.syms, &dbg.nsyms, &dbg.capsyms);
 		}
 	}
 	if (ef->nsyms)
@@ -594,32 +602,15 @@ static void read_perf_map(struct ls_symbolizer *s, struct proc_maps *p)
 		return;
 	}
 	rewind(f);
-	for (size_t i = 0; i < p->njit; i++) {
-		s->sym_bytes -= sizeof(struct sym) + strlen(p->jit[i].name) + 1;
-		free(p->jit[i].name);
-	}
-	free(p->jit);
-	p->jit = NULL;
-	p->njit = 0;
-	size_t cap = 0;
-	struct sym *v = NULL;
+	drop_syms(s, &p->jit, &p->njit, &p->capjit);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long b, n;
 		int at = 0;
 		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%llx %llx %n", &b, &n, &at) < 2 || !at || !line[at])
-			continue;
-		size_t cost = sizeof(struct sym) + strlen(line + at) + 1;
-		if (s->sym_bytes + cost > s->sym_budget) {
-			s->sym_dropped++;
-			continue;
-		}
-		s->sym_bytes += cost;
-		GROW(v, p->njit, cap);
-		v[p->njit++] = (struct sym){b, n, strdup(line + at)};
+		if (sscanf(line, "%llx %llx %n", &b, &n, &at) == 2 && at && line[at])
+			keep_sym(s, &p->jit, &p->njit, &p->capjit, b, n, line + at);
 	}
 	fclose(f);
-	p->jit = v;
 	p->jit_size = st.st_size;
 	if (p->njit)
 		qsort(p->jit, p->njit, sizeof(*p->jit), sym_cmp);
