@@ -13,8 +13,8 @@ whose components sum exactly to its total, and a total within
 [client total - waits - srtt - 2 ms, client total + 2 ms]: the client's own
 view, less the first byte's trip and the last ACK's, and less the time the
 client itself waited for a CPU around its marks (loadgen's start_wait_ns and
-end_wait_ns, the Python client's wait_ns: schedstat's run_delay), which the
-server never saw. Requests latsplit marks
+end_wait_ns, the Python client's wait_ns: schedstat's run_delay) or ran
+(the Python client's cpu_ns), which the server never saw. Requests latsplit marks
 partial have no split. No request may carry a method/path that no client sent
 (a body misparsed as a head).
 """
@@ -61,9 +61,10 @@ def main():
             wrong.append((c["x_request_id"], r["outcome"], r["method"], r["path"], r["status"]))
             continue
         slack = 2_000_000 + (r["srtt_us"] or 0) * 1000
-        waits = c.get("start_wait_ns", 0) + c.get("end_wait_ns", 0) + c.get("wait_ns", 0)
+        waits = (c.get("start_wait_ns", 0) + c.get("end_wait_ns", 0) + c.get("wait_ns", 0) +
+                 c.get("cpu_ns", 0))
         if not (c["total_ns"] - waits - slack <= r["total_ns"] <= c["total_ns"] + 2_000_000):
-            far.append((c["x_request_id"], r["total_ns"], c["total_ns"], r["srtt_us"]))
+            far.append((c["x_request_id"], r["total_ns"], c["total_ns"], r["srtt_us"], waits))
     ok(f"attach.{a.name}.found", inside and not missing and not wrong,
        f"{len(inside) - len(missing) - len(wrong)} of {len(inside)} client requests inside the "
        f"capture found ok; missing {missing[:3]} wrong {wrong[:3]}")

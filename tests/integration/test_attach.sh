@@ -70,25 +70,31 @@ load = lambda f: {r["x_request_id"]: r for r in map(json.loads, open(f))
                   if r.get("type") != "verdict" and r["outcome"] == "ok" and r["x_request_id"]}
 att, full = load(sys.argv[1]), load(sys.argv[2])
 both = [x for x in att if x in full]
+# Host, queueing.cpu and other are told apart by scheduler events whose
+# clock each recorder reads in its own program run, one recorder's after the
+# other's (with an off-CPU stack walk in between): every switch and wakeup
+# lands a few us later in the second, so a ~400 ms request with ~1000 of
+# them moves up to ~1% between those three (seen: 0.15 ms here, 2.9 ms on
+# CI). They are compared as one sum, and each within 2% of the total; the
+# total and every other component within 500 us.
+CPU = ("host", "queueing.cpu", "other")
 worst, where = 0, ""
 for x in both:
     a, f = att[x], full[x]
-    d = [("total", abs(a["total_ns"] - f["total_ns"]))] + [
-        (c, abs((a["components"][c] or 0) - (f["components"][c] or 0))) for c in a["components"]]
-    for what, v in d:
-        if v > worst:
-            worst = v
-            where = (f"{x} {what}: attached {a['components'].get(what, a['total_ns']) if what != 'total' else a['total_ns']}"
-                     f" vs from before {f['components'].get(what, f['total_ns']) if what != 'total' else f['total_ns']} ns"
-                     f" (sub: {dict((k, (a['sub'][k], f['sub'][k])) for k in a['sub'] if a['sub'][k] != f['sub'][k])};"
-                     f" marks apart: {dict((k, (a['marks'][k], f['marks'][k])) for k in a['marks'] if a['marks'][k] != f['marks'][k])})")
-# Two recorders see the same kernel events through their own program runs
-# (clock reads microseconds apart); seen: totals within 3 us, host vs other
-# at most 149 us apart over ~400 ms requests.
-ok = len(both) >= 20 and worst <= 500_000
+    ca = {c: a["components"][c] or 0 for c in a["components"]}
+    cf = {c: f["components"][c] or 0 for c in f["components"]}
+    d = [("total", a["total_ns"], f["total_ns"], 500_000),
+         ("host+queueing.cpu+other", sum(ca.get(c, 0) for c in CPU), sum(cf.get(c, 0) for c in CPU), 500_000)]
+    d += [(c, ca[c], cf.get(c, 0), 500_000 + (0.02 * f["total_ns"] if c in CPU else 0)) for c in ca]
+    for what, va, vf, lim in d:
+        if abs(va - vf) / lim > worst:
+            worst = abs(va - vf) / lim
+            where = (f"{x} {what}: attached {va} vs from before {vf} ns (limit {lim / 1e3:.0f} us;"
+                     f" sub: {dict((k, (a['sub'][k], f['sub'][k])) for k in a['sub'] if a['sub'][k] != f['sub'][k])})")
+ok = len(both) >= 20 and worst <= 1
 print(("PASS" if ok else "FAIL") + f" attach.before.same_split: {len(both)} requests split by both the attached "
-      f"recorder and one running from before the load; largest difference in total or any "
-      f"component {worst / 1e3:.1f} us (limit 500 us)" + (f"; at {where}; {sys.argv[3]}" if worst > 500_000 else ""))
+      f"recorder and one running from before the load; worst difference {worst * 100:.0f}% of its limit"
+      f" ({sys.argv[3]}; at {where})")
 PY
 n=$(grep -o '[0-9]* connections met mid-flight' "$T/before.txt" | cut -d' ' -f1)
 check "attach.before.adopted: ${n:-0} of 4 keep-alive connections met mid-flight" [ "${n:-0}" -eq 4 ]
@@ -112,16 +118,18 @@ c = http.client.HTTPConnection("$SRV_IP", 8100)
 out = open("$T/py.lg", "w")
 end = time.monotonic() + 6
 i = 0
-# schedstat's run_delay: this thread's time runnable, waiting for a CPU
+# schedstat's run_delay: this thread's time runnable, waiting for a CPU; its
+# CPU time: the client's own work (a 5 ms stall of it was seen once, once in 471)
 delay = lambda: int(open("/proc/thread-self/schedstat").read().split()[1])
 while time.monotonic() < end:
-    d0 = delay()
+    d0, c0 = delay(), time.thread_time_ns()
     t0 = time.monotonic_ns()
     c.request("GET", "/a.txt", headers={"X-Request-Id": f"py-{i}"})
     r = c.getresponse(); r.read()
     t1 = time.monotonic_ns()
     out.write(json.dumps({"x_request_id": f"py-{i}", "start_ns": t0, "end_ns": t1,
-                          "total_ns": t1 - t0, "status": r.status, "wait_ns": delay() - d0}) + "\n")
+                          "total_ns": t1 - t0, "status": r.status, "wait_ns": delay() - d0,
+                          "cpu_ns": time.thread_time_ns() - c0}) + "\n")
     i += 1
     time.sleep(0.005)
 PY
