@@ -27,7 +27,9 @@ CFLAGS ?= -O2 -g
 # libstdc++ by its soname: its demangler is all we use, and the runtime is
 # on every box (no g++ needed)
 LIBSTDCXX := -l:libstdc++.so.6
-LDLIBS := -lbpf -ldw -lelf -lz -lpthread -lm -lmicrohttpd -lprotobuf-c -lcurl $(LIBSTDCXX)
+# what the core library (user/core) links: HPACK, C++ names
+CORE_LIBS := -lnghttp2 $(LIBSTDCXX)
+LDLIBS := -lbpf -ldw -lelf -lz -lpthread -lm -lmicrohttpd -lprotobuf-c -lcurl $(CORE_LIBS)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -134,7 +136,7 @@ $(BUILD)/san/latsplit: $(AGENT_SAN_OBJS) $(OTLP_GEN_OBJS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_SAN_OBJS) | $(BUILD)/tests
 	$(call msg,LINK-SAN,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(LIB_SAN_OBJS) -lcmocka -lz -lm -lelf $(LIBSTDCXX)
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(LIB_SAN_OBJS) -lcmocka -lz -lm -lelf $(CORE_LIBS)
 
 # Record's Python naming, tested without BPF against a forged interpreter
 # library that the test maps (tests/helpers/fakepy.c).
@@ -148,7 +150,7 @@ $(BUILD)/tests/test_pyrecord: tests/unit/test_pyrecord.c $(BUILD)/san/record/pyt
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(BUILD)/san/record/python.o $(LIB_SAN_OBJS) \
 		-L$(BUILD)/fakepy -l:libpython3.11.so -Wl,-rpath,$(abspath $(BUILD)/fakepy) \
-		-lcmocka -lelf -lz -lm $(LIBSTDCXX)
+		-lcmocka -lelf -lz -lm $(CORE_LIBS)
 
 $(BUILD)/liblatsplit-engine.so: user/engine/engine.c include/latsplit/engine.h | $(BUILD)
 	$(call msg,LIB,$@)
@@ -178,7 +180,7 @@ $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 $(BUILD)/bench-capture: tests/bench/bench_capture.c $(LIB_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm $(LIBSTDCXX)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm $(CORE_LIBS)
 
 FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/core/http.c user/core/http.h | $(BUILD)
@@ -190,11 +192,18 @@ $(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/core/http.c user/core/http.h | $
 $(BUILD)/fuzz-capture: tests/fuzz/fuzz_capture.c $(LIB_SRCS) $(USER_HDRS) include/latsplit/*.h | $(BUILD)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) -std=gnu11 -g -O1 -Iinclude $(USER_INCLUDES) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_capture.c $(LIB_SRCS) -lz -lelf -lm -lpthread $(LIBSTDCXX)
+		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_capture.c $(LIB_SRCS) -lz -lelf -lm -lpthread $(CORE_LIBS)
 
-fuzz: $(BUILD)/fuzz-http $(BUILD)/fuzz-capture
-	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-capture-corpus
-	$(BUILD)/fuzz-http -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-corpus tests/fuzz/seeds
+$(BUILD)/fuzz-h2: tests/fuzz/fuzz_h2.c user/core/h2.c user/core/h2.h user/core/redact.c | $(BUILD)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) -std=gnu11 -g -O1 $(USER_INCLUDES) -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_h2.c user/core/h2.c user/core/redact.c \
+		user/core/http.c -lnghttp2
+
+fuzz: $(BUILD)/fuzz-http $(BUILD)/fuzz-h2 $(BUILD)/fuzz-capture
+	@mkdir -p $(BUILD)/fuzz-http-corpus $(BUILD)/fuzz-h2-corpus $(BUILD)/fuzz-capture-corpus
+	$(BUILD)/fuzz-http -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-http-corpus tests/fuzz/seeds
+	$(BUILD)/fuzz-h2 -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-h2-corpus tests/fuzz/seeds-h2
 	$(BUILD)/fuzz-capture -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
 		$(BUILD)/fuzz-capture-corpus tests/fuzz/capture-seeds
 
@@ -204,7 +213,7 @@ $(BUILD)/flame-capture: tests/helpers/flame_capture.c $(BUILD)/user/core/capture
 
 $(BUILD)/live-replay: tests/helpers/live_replay.c $(LIB_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm $(LIBSTDCXX)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm $(CORE_LIBS)
 
 $(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/columns.o $(BUILD)/user/core/order.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o
 	$(call msg,CC,$@)
@@ -212,12 +221,12 @@ $(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/core/capture.o $(B
 
 $(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/columns.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/symbolize.o $(BUILD)/user/core/procfile.o
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread $(LIBSTDCXX)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread $(CORE_LIBS)
 
 # deps first, then the build in a second make: with -j the prerequisites of
 # one target may run in parallel, and nothing may build before gcc exists.
 test: test-deps
-	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http $(BUILD)/fuzz-capture \
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(UNIT_CUPTI) $(BUILD)/fuzz-http $(BUILD)/fuzz-h2 $(BUILD)/fuzz-capture \
 		$(BUILD)/san/latsplit $(BENCH_BINS)
 	@tests/run.sh
 

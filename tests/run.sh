@@ -43,26 +43,22 @@ if [[ ! -x build/tests/test_cupti ]]; then
   echo "SKIP ${skips[-1]}"
 fi
 
-# The HTTP parser's fuzz target, briefly (make fuzz runs it longer).
-if [[ -x build/fuzz-http ]]; then
-  mkdir -p build/fuzz-corpus
-  out=$(build/fuzz-http -max_total_time=${FUZZ_SECONDS:-15} -max_len=4096 build/fuzz-corpus tests/fuzz/seeds 2>&1); rc=$?
-  echo "$out" > "$log_dir/fuzz-http.log"
+# fuzz NAME MAX_LEN SEEDS [ARGS...]: build/fuzz-NAME briefly (make fuzz runs
+# it longer), one check.
+fuzz() {
+  local name=$1 max_len=$2 seeds=$3 out rc runs; shift 3
+  [[ -x build/fuzz-$name ]] || return 0
+  mkdir -p "build/fuzz-$name-corpus"
+  out=$(build/fuzz-$name -max_total_time=${FUZZ_SECONDS:-15} -max_len=$max_len "$@" \
+    "build/fuzz-$name-corpus" "$seeds" 2>&1); rc=$?
+  echo "$out" > "$log_dir/fuzz-$name.log"
   runs=$(grep -o 'Done [0-9]* runs' <<<"$out" | tail -1)
-  if [[ $rc -eq 0 ]]; then passed=$((passed + 1)); echo "PASS fuzz/http ($runs)"
-  else failed=$((failed + 1)); fails+=("fuzz/http: see $log_dir/fuzz-http.log"); echo "FAIL fuzz/http (log: $log_dir/fuzz-http.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi
-fi
-
-# Everything that reads a capture: reader, formatters, analysis core.
-if [[ -x build/fuzz-capture ]]; then
-  mkdir -p build/fuzz-capture-corpus
-  out=$(build/fuzz-capture -max_total_time=${FUZZ_SECONDS:-15} -max_len=8192 -timeout=10 \
-    build/fuzz-capture-corpus tests/fuzz/capture-seeds 2>&1); rc=$?
-  echo "$out" > "$log_dir/fuzz-capture.log"
-  runs=$(grep -o 'Done [0-9]* runs' <<<"$out" | tail -1)
-  if [[ $rc -eq 0 ]]; then passed=$((passed + 1)); echo "PASS fuzz/capture ($runs)"
-  else failed=$((failed + 1)); fails+=("fuzz/capture: see $log_dir/fuzz-capture.log"); echo "FAIL fuzz/capture (log: $log_dir/fuzz-capture.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi
-fi
+  if [[ $rc -eq 0 ]]; then passed=$((passed + 1)); echo "PASS fuzz/$name ($runs)"
+  else failed=$((failed + 1)); fails+=("fuzz/$name: see $log_dir/fuzz-$name.log"); echo "FAIL fuzz/$name (log: $log_dir/fuzz-$name.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi
+}
+fuzz http 4096 tests/fuzz/seeds           # the HTTP/1.1 parser
+fuzz h2 4096 tests/fuzz/seeds-h2          # the HTTP/2 frame reader and scrubber
+fuzz capture 8192 tests/fuzz/capture-seeds -timeout=10 # reader, formatters, analysis core
 
 if [[ $unit_only -eq 0 ]]; then
   for t in tests/integration/test_*.sh; do

@@ -12,7 +12,7 @@ set -euo pipefail
 
 PKGS=(
   make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config
-  systemtap-sdt-dev libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
+  systemtap-sdt-dev libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libnghttp2-dev
   nftables iproute2 ethtool python3 binutils procps
 )
 

@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 PKGS=(
   libcmocka-dev libclang-rt-14-dev libbpf-tools curl time git debootstrap
   qemu-system-x86 busybox-static cpio tmux
-  python3-fastapi python3-uvicorn python3-zmq python3-numpy python3-uvloop python3-httptools
+  python3-fastapi python3-uvicorn python3-zmq python3-numpy python3-uvloop python3-httptools python3-grpcio
   nginx-light nodejs prometheus chromium protobuf-compiler g++
 )
 command -v npm >/dev/null || PKGS+=(npm) # a machine's own npm will do

@@ -13,6 +13,14 @@
 static const char *const secret_headers[] = {"authorization", "proxy-authorization", "cookie",
 					     "set-cookie", "x-api-key", "api-key"};
 
+bool ls_secret_header(const char *name, size_t n)
+{
+	for (size_t i = 0; i < sizeof(secret_headers) / sizeof(secret_headers[0]); i++)
+		if (strlen(secret_headers[i]) == n && !strncasecmp(name, secret_headers[i], n))
+			return true;
+	return false;
+}
+
 /* Redacts the value of the header line at line[0..n) if it names a secret. */
 static int redact_line(uint8_t *line, size_t n, bool *open)
 {
@@ -22,18 +30,14 @@ static int redact_line(uint8_t *line, size_t n, bool *open)
 	if (!colon)
 		return 0;
 	nl = colon - line;
-	for (size_t i = 0; i < sizeof(secret_headers) / sizeof(secret_headers[0]); i++) {
-		if (strlen(secret_headers[i]) != nl ||
-		    strncasecmp((const char *)line, secret_headers[i], nl))
-			continue;
-		for (v = nl + 1; v < n && (line[v] == ' ' || line[v] == '\t'); v++)
-			;
-		for (; v < n && line[v] != '\r'; v++)
-			line[v] = '*';
-		*open = v == n; /* no CR: the value may go on past this buffer */
-		return 1;
-	}
-	return 0;
+	if (!ls_secret_header((const char *)line, nl))
+		return 0;
+	for (v = nl + 1; v < n && (line[v] == ' ' || line[v] == '\t'); v++)
+		;
+	for (; v < n && line[v] != '\r'; v++)
+		line[v] = '*';
+	*open = v == n; /* no CR: the value may go on past this buffer */
+	return 1;
 }
 
 int ls_redact_http(uint8_t *buf, size_t n, bool *carry)

@@ -18,6 +18,8 @@
  * buffer's first line is redacted too. Returns how many values were
  * redacted. */
 int ls_redact_http(uint8_t *buf, size_t n, bool *carry);
+/* Is a header of this name (n bytes, any case) one of those? */
+bool ls_secret_header(const char *name, size_t n);
 
 /* Does a variable or flag name look like a credential? Its last segment
  * ends with KEY, TOKEN, SECRET or PASSWORD, or a segment is SECRET or

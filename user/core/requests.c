@@ -36,6 +36,7 @@
 
 #include "grow.h"
 
+#include "h2.h"
 #include "http.h"
 #include "idmap.h"
 #include "requests.h"
@@ -104,6 +105,7 @@ struct conn {
 	size_t nrtx, caprtx;
 
 	struct ls_http_parser *rx, *tx;
+	struct ls_h2 *h2rx, *h2tx; /* instead of rx and tx on an HTTP/2 connection */
 	struct ls_request **reqs;
 	size_t nreqs, capreqs;
 	size_t rx_cur;    /* request being read (index + 1; 0 none) */
@@ -279,6 +281,7 @@ static struct ls_request *new_request(struct conn *cn)
 	r->conn_id = cn->id;
 	r->pid = cn->pid;
 	r->first_on_conn = cn->nreqs == 0 && !cn->adopted;
+	r->grpc_status = -1;
 	GROW(cn->reqs, cn->nreqs, cn->capreqs);
 	cn->reqs[cn->nreqs++] = r;
 	cn->http = true;
@@ -420,22 +423,19 @@ static void tx_body_start(void *ctx)
 	}
 }
 
-static void tx_event(void *ctx, bool done)
+/* A token written: its request's first-token marks, its write for the
+ * wire delay, the largest gap. pos: the stream offset just past it. */
+static void token_at(struct conn *cn, struct ls_request *r, uint64_t pos)
 {
-	struct conn *cn = ctx;
-	struct ls_request *r = tx_req(cn);
-
-	if (!r || done)
-		return;
 	if (!r->tokens && r->streaming) {
 		r->t_first = cn->io_ts;
 		r->first_tid = cn->io_tid;
-		r->first_end = cn->tx->pos;
+		r->first_end = pos;
 	}
 	if (r->streaming) { /* for the wire delay of each token */
 		GROW(r->tok, r->ntok, r->captok);
 		r->tok[r->ntok][0] = cn->io_ts;
-		r->tok[r->ntok][1] = cn->tx->pos;
+		r->tok[r->ntok][1] = pos;
 		r->ntok++;
 	}
 	if (r->last_token_ts && cn->io_ts - r->last_token_ts > r->max_gap_ns) {
@@ -445,6 +445,15 @@ static void tx_event(void *ctx, bool done)
 	}
 	r->last_token_ts = cn->io_ts;
 	r->tokens++;
+}
+
+static void tx_event(void *ctx, bool done)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = tx_req(cn);
+
+	if (r && !done)
+		token_at(cn, r, cn->tx->pos);
 }
 
 static void tx_end(void *ctx)
@@ -484,6 +493,144 @@ static const struct ls_http_cb tx_cb = {.begin = tx_begin,
 					.event = tx_event,
 					.end = tx_end,
 					.lost = tx_lost};
+
+/* ---- HTTP/2: each stream is a request ---- */
+
+const char *ls_protocol_name(enum ls_protocol p)
+{
+	static const char *const names[] = {"http/1.1", "h2c", "grpc"};
+
+	return (unsigned)p < sizeof(names) / sizeof(names[0]) ? names[p] : "?";
+}
+
+/* The request of stream id (the open one: ids are never reused). */
+static struct ls_request *h2_stream(struct conn *cn, uint32_t stream)
+{
+	for (size_t i = cn->nreqs; i-- > 0;)
+		if (cn->reqs[i]->stream == stream)
+			return cn->reqs[i];
+	return NULL;
+}
+
+static void h2_rx_headers(void *ctx, uint32_t stream, const struct ls_h2_headers *h, bool end)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = h2_stream(cn, stream);
+
+	if (!r) { /* a new stream: a new request */
+		r = new_request(cn);
+		r->stream = stream;
+		r->protocol = LS_PROTO_H2C;
+		r->in_begin = cn->h2rx->frame_begin;
+		cn->next_resp = cn->nreqs;
+		snprintf(r->method, sizeof(r->method), "%s", h->m.method);
+		snprintf(r->path, sizeof(r->path), "%s", h->m.path);
+		snprintf(r->x_request_id, sizeof(r->x_request_id), "%s", h->m.x_request_id);
+		snprintf(r->traceparent, sizeof(r->traceparent), "%s", h->m.traceparent);
+		if (h->grpc)
+			r->protocol = LS_PROTO_GRPC;
+	}
+	r->in_end = cn->h2rx->pos;
+	r->h2_bytes_in += cn->h2rx->pos - cn->h2rx->frame_begin;
+	if (end)
+		r->t_read = cn->io_ts;
+}
+
+static void h2_rx_data(void *ctx, uint32_t stream, uint32_t len, bool done_marker, bool end)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = h2_stream(cn, stream);
+
+	(void)len, (void)done_marker;
+	if (!r || r->t_read)
+		return;
+	r->in_end = cn->h2rx->pos;
+	r->h2_bytes_in += cn->h2rx->pos - cn->h2rx->frame_begin;
+	if (end)
+		r->t_read = cn->io_ts;
+}
+
+static void h2_tx_headers(void *ctx, uint32_t stream, const struct ls_h2_headers *h, bool end)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = h2_stream(cn, stream);
+
+	if (!r || r->stream_over)
+		return;
+	if (!r->status) { /* the response head */
+		r->status = h->m.status;
+		r->streaming = h->m.sse || h->grpc;
+		r->out_begin = cn->h2tx->frame_begin;
+		if (!cn->io_blocked_taken) {
+			add_blocked(r, cn->io_ts, cn->io_blocked, true);
+			cn->io_blocked_taken = true;
+		}
+	}
+	if (h->grpc_status >= 0)
+		r->grpc_status = h->grpc_status;
+	r->h2_bytes_out += cn->h2tx->pos - cn->h2tx->frame_begin;
+	r->out_end = cn->h2tx->pos;
+	r->t_out = cn->io_ts;
+	if (end) {
+		r->stream_over = true;
+		if (!r->t_first)
+			r->t_first = cn->io_ts;
+	}
+}
+
+/* Sets the marks tx_event and tx_end set on HTTP/1.1, for one stream. */
+static void h2_tx_data(void *ctx, uint32_t stream, uint32_t len, bool done_marker, bool end)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = h2_stream(cn, stream);
+
+	if (!r || r->stream_over)
+		return;
+	r->h2_bytes_out += cn->h2tx->pos - cn->h2tx->frame_begin;
+	r->out_end = cn->h2tx->pos;
+	r->t_out = cn->io_ts;
+	if (len && !r->streaming && !r->t_first) {
+		r->t_first = cn->io_ts;
+		r->first_tid = cn->io_tid;
+		r->first_end = cn->h2tx->frame_begin + 10;
+	}
+	if (len && r->streaming && !done_marker)
+		token_at(cn, r, cn->h2tx->pos);
+	if (end) {
+		r->stream_over = true;
+		if (!r->t_first)
+			r->t_first = cn->io_ts;
+	}
+}
+
+/* RST_STREAM from either side: the stream is over, not answered. */
+static void h2_reset(void *ctx, uint32_t stream)
+{
+	struct ls_request *r = h2_stream(ctx, stream);
+
+	if (r && !r->stream_over)
+		r->stream_over = r->stream_reset = true;
+}
+
+/* HPACK state lost: every open stream is unparsed, and so are later ones. */
+static void h2_lost(void *ctx, const char *why)
+{
+	struct conn *cn = ctx;
+
+	cn->corr->st.http_sync_lost++;
+	if (!cn->nreqs)
+		cn->opaque = true;
+	for (size_t i = 0; i < cn->nreqs; i++)
+		if (!cn->reqs[i]->stream_over) {
+			mark_unparsed(cn, cn->reqs[i], why);
+			cn->reqs[i]->stream_over = true;
+		}
+}
+
+static const struct ls_h2_cb h2_rx_cb = {
+	.headers = h2_rx_headers, .data = h2_rx_data, .reset = h2_reset, .lost = h2_lost};
+static const struct ls_h2_cb h2_tx_cb = {
+	.headers = h2_tx_headers, .data = h2_tx_data, .reset = h2_reset, .lost = h2_lost};
 
 /* ---- records ---- */
 
@@ -629,6 +776,58 @@ static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
 	}
 }
 
+/* An HTTP/2 connection is known by its first payload: a preface. */
+static bool ensure_h2(struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	struct ls_io_piece piece[LS_IO_MAX_PIECES];
+
+	if (cn->h2rx)
+		return true;
+	if (cn->rx || cn->adopted || ls_io_pieces(e, e->h.size, piece) < 1 ||
+	    !ls_h2_starts(piece[0].data, piece[0].known, e->dir == LS_IO_IN))
+		return false;
+	cn->h2rx = malloc(sizeof(*cn->h2rx));
+	cn->h2tx = malloc(sizeof(*cn->h2tx));
+	if (!cn->h2rx || !cn->h2tx || ls_h2_init(cn->h2rx, true, &h2_rx_cb, cn) ||
+	    ls_h2_init(cn->h2tx, false, &h2_tx_cb, cn))
+		abort();
+	cn->h2rx->peer = cn->h2tx;
+	cn->h2tx->peer = cn->h2rx;
+	cn->http = true;
+	return true;
+}
+
+/* on_io for an HTTP/2 connection: frames of both directions. */
+static void on_h2_io(struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	struct ls_io_piece piece[LS_IO_MAX_PIECES];
+	struct ls_h2 *p = e->dir == LS_IO_IN ? cn->h2rx : cn->h2tx;
+	uint32_t base = e->dir == LS_IO_IN ? cn->irs1 : cn->iss1;
+	int n;
+
+	if (cn->have_seq && e->bytes) { /* bytes moved with no record: a gap */
+		int32_t gap = (int32_t)(e->seq - (base + (uint32_t)p->pos));
+		if (gap > 0) {
+			cn->corr->st.unseen_bytes += (uint32_t)gap;
+			ls_h2_feed(p, NULL, 0, (uint32_t)gap);
+		}
+	}
+	cn->pid = e->h.pid;
+	cn->io_ts = e->h.ts;
+	cn->io_tid = e->h.tid;
+	if (e->dir == LS_IO_IN && !e->bytes) {
+		cn->peer_eof = true;
+		return;
+	}
+	cn->io_blocked = e->dir == LS_IO_OUT ? e->blocked_ns : 0;
+	cn->io_blocked_taken = false;
+	n = ls_io_pieces(e, e->h.size, piece);
+	cn->io = e;
+	for (int i = 0; i < n; i++)
+		ls_h2_feed(p, piece[i].data, piece[i].known, piece[i].total);
+	cn->io = NULL;
+}
+
 static void ensure_parsers(struct conn *cn)
 {
 	if (cn->rx)
@@ -701,6 +900,10 @@ static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 {
 	struct ls_http_parser *p;
 
+	if (ensure_h2(cn, e)) {
+		on_h2_io(cn, e);
+		return;
+	}
 	ensure_parsers(cn);
 	p = e->dir == LS_IO_IN ? cn->rx : cn->tx;
 	feed_unseen(cn, p, e->dir == LS_IO_IN ? cn->irs1 : cn->iss1, e);
@@ -939,7 +1142,7 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 			r->connect_ns = cn->est_ts - syn;
 			r->connect_idle_ns = r->t_start - cn->est_ts;
 		}
-		if (r->out_end)
+		if (r->out_end && (!r->stream || r->stream_over))
 			r->t_end = time_past(&cn->acks, r->out_end - 1);
 	}
 	/* A unix socket: no wire. The request is whole on the host when the
@@ -960,6 +1163,10 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 		r->t_start = r->t_in ? r->t_in : r->t_read;
 	r->bytes_in = r->in_end > r->in_begin ? r->in_end - r->in_begin : 0;
 	r->bytes_out = r->out_end > r->out_begin ? r->out_end - r->out_begin : 0;
+	if (r->stream) { /* its own frames, not the streams' interleaved with it */
+		r->bytes_in = r->h2_bytes_in;
+		r->bytes_out = r->h2_bytes_out;
+	}
 	/* Adopted mid-flight: a request whose first bytes were queued before
 	 * the capture met the connection began before it. */
 	if (cn->adopted && r->in_end > r->in_begin && r->in_begin < cn->pre_bytes)
@@ -968,6 +1175,8 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 		r->outcome = LS_REQ_PARTIAL;
 	else if (r->unparsed_why[0])
 		r->outcome = LS_REQ_UNPARSED;
+	else if (r->stream_reset) /* an HTTP/2 stream either side gave up */
+		r->outcome = LS_REQ_ABORTED;
 	else if (r->t_end)
 		r->outcome = LS_REQ_OK;
 	else if (cn->reset)
@@ -1042,6 +1251,15 @@ static void emit_first(struct ls_corr *c, struct conn *cn, size_t k)
 	uint64_t out_end = last->out_end, in_end = last->in_end, t0;
 	size_t keep = 0;
 
+	/* HTTP/2 streams interleave: keep what a later stream's bytes need */
+	for (size_t i = k; cn->h2rx && i < cn->nreqs; i++) {
+		const struct ls_request *r = cn->reqs[i];
+		if (r->in_begin < in_end)
+			in_end = r->in_begin;
+		if (r->out_begin && r->out_begin < out_end)
+			out_end = r->out_begin;
+	}
+
 	for (size_t i = 0; i < k; i++)
 		finish_request(cn, cn->reqs[i], false);
 	t0 = cn->reqs[k - 1]->t_start;
@@ -1100,6 +1318,9 @@ static bool delivered_whole(const struct conn *cn, size_t k)
 {
 	const struct ls_request *r = cn->reqs[k];
 
+	if (cn->h2rx) /* a stream: over, and its last byte acknowledged */
+		return r->stream_over && !r->unparsed_why[0] && !r->stream_reset && r->out_end &&
+		       cn->acked >= r->out_end;
 	return k < cn->next_resp && k + 1 != cn->tx_cur && k + 1 != cn->tx_inflight &&
 	       k + 1 != cn->tx_unparsed && k + 1 != cn->rx_unparsed && r->out_end && r->t_out &&
 	       (cn->unix_sk || cn->acked >= r->out_end);
@@ -1120,6 +1341,14 @@ static void tell_delivered(struct ls_corr *c, struct conn *cn)
 	}
 }
 
+/* HTTP/2 stream k is over: delivered, or reset, or lost to the parser. */
+static bool h2_over(const struct conn *cn, size_t k)
+{
+	const struct ls_request *r = cn->reqs[k];
+
+	return r->stream_over && (r->stream_reset || r->unparsed_why[0] || delivered_whole(cn, k));
+}
+
 static void emit_answered(struct ls_corr *c, struct conn *cn)
 {
 	size_t k = 0;
@@ -1128,7 +1357,8 @@ static void emit_answered(struct ls_corr *c, struct conn *cn)
 		return;
 	if (c->delivered)
 		tell_delivered(c, cn);
-	while (k + 1 < cn->nreqs && k + 1 != cn->rx_cur && delivered_whole(cn, k))
+	while (k + 1 < cn->nreqs && k + 1 != cn->rx_cur &&
+	       (cn->h2rx ? h2_over(cn, k) : delivered_whole(cn, k)))
 		k++;
 	if (k)
 		emit_first(c, cn, k);
@@ -1156,6 +1386,12 @@ static void finish_conn(struct ls_corr *c, struct conn *cn, bool capture_end)
 	free(cn->rtx);
 	free(cn->rx);
 	free(cn->tx);
+	if (cn->h2rx) {
+		ls_h2_free(cn->h2rx);
+		ls_h2_free(cn->h2tx);
+		free(cn->h2rx);
+		free(cn->h2tx);
+	}
 	ls_idmap_remove(&c->conns, cn->id);
 	free(cn);
 }

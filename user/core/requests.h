@@ -33,6 +33,11 @@ enum ls_outcome {
 	LS_REQ_NOUTCOMES,
 };
 
+/* What carried the request: HTTP/1.1, or a stream of a cleartext HTTP/2
+ * connection (prior knowledge), gRPC when its content-type says so. */
+enum ls_protocol { LS_PROTO_HTTP1, LS_PROTO_H2C, LS_PROTO_GRPC };
+const char *ls_protocol_name(enum ls_protocol p);
+
 struct ls_request {
 	uint64_t id;
 	uint64_t conn_id;
@@ -51,6 +56,12 @@ struct ls_request {
 	bool transport_unix; /* on an AF_UNIX stream socket: no network parts */
 	bool delivered_told; /* the correlator's `delivered` saw it */
 	char unparsed_why[192]; /* set: LS_REQ_UNPARSED, and why */
+	enum ls_protocol protocol;
+	uint32_t stream;  /* HTTP/2 stream id; 0 on HTTP/1.1 */
+	int grpc_status;  /* gRPC: the trailers' grpc-status; -1 none */
+	bool stream_over;  /* HTTP/2: END_STREAM or RST_STREAM seen (internal) */
+	bool stream_reset; /* HTTP/2: RST_STREAM from either side (internal) */
+	uint64_t h2_bytes_in, h2_bytes_out; /* HTTP/2: its frames' bytes (internal) */
 
 	/* marks, CLOCK_MONOTONIC ns; 0 = not observed. t_end is T_ack, the
 	 * ACK of the last byte; t_dlv and t_first_dlv (DESIGN.md §6) need

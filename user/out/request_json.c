@@ -60,6 +60,12 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 	}
 	kv_name(b, "outcome", ls_outcome_name(r->outcome));
 	kv_name(b, "transport", r->transport_unix ? "unix" : "tcp");
+	kv_name(b, "protocol", ls_protocol_name(r->protocol));
+	ls_jb_str(b, "\"tls\":false,");
+	if (r->stream)
+		kv_num(b, "stream", r->stream, true);
+	if (r->protocol == LS_PROTO_GRPC)
+		ls_jb_kv_u64(b, "grpc_status", r->grpc_status >= 0 ? (uint64_t)r->grpc_status : LS_NULL, true);
 	if (r->unparsed_why[0])
 		ls_jb_kv_str(b, "unparsed_why", r->unparsed_why, true);
 	ls_jb_kv_str(b, "x_request_id", r->x_request_id, true);

@@ -11,6 +11,7 @@
 
 #include "cli.h" /* ls_now_ns */
 #include "grow.h"
+#include "h2.h"
 #include "http.h"
 #include "idmap.h"
 #include "recorder.h"
@@ -20,6 +21,11 @@
 struct stream_state {
 	bool in_secret[2];
 	struct ls_body_conn body;
+	/* an HTTP/2 connection (the client's preface came first): its two
+	 * directions' frame readers, which scrub instead */
+	struct ls_h2 *h2[2];
+	struct ls_recorder *rec;
+	bool seen; /* a payload of it came by: too late to begin HTTP/2 */
 };
 
 /* The redaction state of a connection, created on first use (NULL: out of
@@ -42,8 +48,45 @@ static void stream_free(struct stream_state *ss)
 {
 	if (ss) {
 		ls_body_free(&ss->body);
+		for (int d = 0; d < 2 && ss->h2[0]; d++) {
+			ls_h2_free(ss->h2[d]);
+			free(ss->h2[d]);
+		}
 		free(ss);
 	}
+}
+
+/* A client's request head on an HTTP/2 connection: counted as HTTP/1.1 ones. */
+static void h2_request_head(void *ctx, uint32_t stream, const struct ls_h2_headers *h, bool end)
+{
+	struct stream_state *ss = ctx;
+
+	(void)stream, (void)end;
+	if (h->m.method[0])
+		ss->rec->request_heads++;
+}
+
+static const struct ls_h2_cb h2_requests = {.headers = h2_request_head};
+static const struct ls_h2_cb h2_responses = {0};
+
+/* The connection speaks HTTP/2: its payloads are scrubbed frame by frame
+ * (out of memory: it stays with the HTTP/1.1 scrubber, which stars them). */
+static void h2_begin(struct ls_recorder *r, struct stream_state *ss)
+{
+	struct ls_h2 *rx = calloc(1, sizeof(*rx)), *tx = calloc(1, sizeof(*tx));
+
+	if (!rx || !tx || ls_h2_init(rx, true, &h2_requests, ss)) {
+		free(rx), free(tx);
+		return;
+	}
+	if (ls_h2_init(tx, false, &h2_responses, ss)) {
+		ls_h2_free(rx);
+		free(rx), free(tx);
+		return;
+	}
+	rx->peer = tx, tx->peer = rx;
+	ss->rec = r;
+	ss->h2[0] = rx, ss->h2[1] = tx;
 }
 
 /* A connection ended: its state goes. */
@@ -269,7 +312,14 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 		if (e->dir == LS_IO_IN && npieces &&
 		    ls_http_starts_message(LS_HTTP_REQUEST, piece[0].data, piece[0].known))
 			r->request_heads++;
-		for (int i = 0; i < npieces; i++) {
+		if (ss && !ss->h2[0] && !ss->seen && npieces &&
+		    ls_h2_starts(piece[0].data, piece[0].known, e->dir == LS_IO_IN))
+			h2_begin(r, ss);
+		if (ss)
+			ss->seen = true;
+		for (int i = 0; i < npieces && ss && ss->h2[0]; i++)
+			ls_h2_scrub(ss->h2[resp], piece[i].data, piece[i].known, piece[i].total);
+		for (int i = 0; i < npieces && !(ss && ss->h2[0]); i++) {
 			struct ls_io_piece *p = &piece[i];
 			if (ss) {
 				ls_redact_http(p->data, p->known, &ss->in_secret[resp]);

@@ -1,0 +1,61 @@
+// Node http2 client of tools/servers/node-h2.js that logs its own marks in
+// loadgen's format: one connection, C concurrent streams, N requests each;
+// total_ns from the request to the stream's end, ttft_ns to its first data,
+// and the (only) JS thread's waits for a CPU since the request (schedstat).
+//   node h2_client.js PORT OUT.jsonl C N [ID_PREFIX]
+'use strict';
+const http2 = require('http2');
+const fs = require('fs');
+
+const [port, out, c, n, prefix = 'h2-'] = process.argv.slice(2);
+const runDelay = () => BigInt(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]);
+const lines = [];
+const session = http2.connect(`http://127.0.0.1:${port}`);
+
+function one(id, log = true) {
+  return new Promise((resolve) => {
+    let d0 = runDelay();
+    let t0 = process.hrtime.bigint();
+    let first = null, firstWait = null;
+    const req = session.request({':method': 'POST', ':path': '/v1/completions',
+                                 'content-type': 'application/json', 'x-request-id': id});
+    // the stream exists (its HEADERS handed to the session's writer): before
+    // that, the request waited in this client's own event loop
+    req.on('ready', () => { d0 = runDelay(); t0 = process.hrtime.bigint(); });
+    // Node writes the HEADERS when its loop turns (a native immediate):
+    // until this client's own immediate runs, the bytes may not have left,
+    // so that time is the client's (start_wait_ns: a range, as CPU waits)
+    let startLag = 0n;
+    setImmediate(() => { startLag = process.hrtime.bigint() - t0; });
+    req.on('data', () => {
+      if (first === null) {
+        first = process.hrtime.bigint();
+        firstWait = runDelay() - d0;
+      }
+    });
+    req.on('end', () => {
+      const t1 = process.hrtime.bigint();
+      if (log) lines.push(JSON.stringify({x_request_id: id, total_ns: Number(t1 - t0), ttft_ns: Number(first - t0),
+                                 start_wait_ns: Number(startLag), first_wait_ns: Number(firstWait), end_wait_ns: Number(runDelay() - d0)}));
+      resolve();
+    });
+    req.on('error', (e) => { lines.push(JSON.stringify({x_request_id: id, error: String(e)})); resolve(); });
+    req.end('{"prompt": "hello", "max_tokens": 8, "stream": true}');
+  });
+}
+
+async function worker(k) {
+  // unlogged first requests: the JIT compiles this client's own paths
+  // (its first marks came 3 ms late), on the same connection
+  for (let i = 0; i < 3; i++) await one(`warm-${k}-${i}`, false);
+  for (let i = 0; i < Number(n); i++) {
+    await one(`${prefix}${k}-${i}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+session.on('connect', async () => {
+  await Promise.all([...Array(Number(c)).keys()].map(worker));
+  fs.writeFileSync(out, lines.join('\n') + '\n');
+  session.close();
+});

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# HTTP/2 and gRPC streams, cleartext (DESIGN.md §11): each stream is a
+# request, header blocks decoded with libnghttp2's HPACK inflater.
+#  - grpc: a python3-grpcio server-streaming service (how Triton and
+#    TensorRT-LLM stream tokens; raw-bytes handlers), 4 client threads on
+#    one channel (one connection, streams interleaved), the client logging
+#    its own marks;
+#  - node: Node's http2 server streaming SSE (h2c, prior knowledge) to
+#    Node's http2 client, 4 concurrent streams on one session;
+#  - secrets: gRPC metadata `authorization` (raw, not Huffman: a control
+#    field of the same shape is found in the capture), the prompt in the
+#    request message and the streamed tokens never reach the capture, and
+#    the RPCs are still rebuilt.
+# Truth: the clients' own marks (client_accuracy.py): every request found
+# once, ok, exact sums, total and TTFT within max(1 ms, 2%).
+source "$(dirname "$0")/lib.sh"
+require_root h2.grpc h2.node h2.secrets
+PY=/usr/bin/python3
+ACC=$ROOT/tests/integration/client_accuracy.py
+
+# --- gRPC
+if $PY -c 'import grpc' 2>/dev/null; then
+  start_recording "$T/grpc.data" "$T/grpc.ready" -- $PY "$ROOT/tools/servers/grpc-stream.py" \
+    --port 18481 --ready-file "$T/grpc.ready" || fail "h2.grpc: server did not start"
+  $PY "$ROOT/tests/integration/grpc_client.py" 127.0.0.1:18481 "$T/grpc.lg" -c 4 -n 8 \
+    --prompt "PLANTEDPROMPT0009 the quick brown fox" \
+    --meta "authorization=Bearer PLANTEDH2BEARER}}}}}}}}}}}}}}}}}}}}" \
+    --meta "x-plant-control=PLANTCONTROL}}}}}}}}}}}}}}}}}}}}" 2>"$T/grpc.client.err"
+  stop_recording 0.5
+  "$LS" report --json "$T/grpc.data" >"$T/grpc.jsonl"
+  $PY "$ACC" h2.grpc "$T/grpc.jsonl" "$T/grpc.lg"
+  $PY - "$T/grpc.jsonl" <<'PY'
+import json, sys
+rs = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") != "verdict"]
+bad = [(r["x_request_id"], r["protocol"], r["grpc_status"], r["tokens"], r["path"]) for r in rs
+       if r["protocol"] != "grpc" or r["grpc_status"] != 0
+       or r["tokens"] != (1 if r["x_request_id"].startswith("warm-") else 8)
+       or r["path"] != "/llm.Generate/Stream" or r["tls"]]
+streams = len({(r["conn_id"], r["stream"]) for r in rs})
+conns = len({r["conn_id"] for r in rs})
+ok = rs and not bad and streams == len(rs)
+print(("PASS" if ok else "FAIL") + f" h2.grpc.fields: {len(rs)} RPCs on {conns} connection(s) as "
+      f"{streams} streams, protocol grpc, grpc_status 0, 8 tokens each (1 a warm-up), the route as path; "
+      f"bad: {bad[:3]}")
+PY
+  python3 "$ROOT/tests/integration/rawcap.py" "$T/grpc.data" >"$T/grpc.raw"
+  leaks=$(grep -aoE 'PLANTED[A-Z0-9]*|token 00' "$T/grpc.raw" | sort | uniq -c | tr '\n' ' ')
+  control=$(grep -ac 'PLANTCONTROL' "$T/grpc.raw")
+  check "h2.secrets: gRPC authorization, prompt and tokens in the raw capture: ${leaks:-none}; the raw control field found: $control" \
+    [ -z "$leaks" -a "$control" -gt 0 ]
+else
+  skip "h2.grpc: python3-grpcio is not installed (tools/install-test-deps.sh)"
+  skip "h2.secrets: python3-grpcio is not installed (tools/install-test-deps.sh)"
+fi
+
+# --- Node http2, SSE
+if command -v node >/dev/null; then
+  start_recording "$T/node.data" "$T/node.ready" -- node "$ROOT/tools/servers/node-h2.js" \
+    --port 18482 --ready-file "$T/node.ready" || fail "h2.node: server did not start"
+  node "$ROOT/tests/integration/h2_client.js" 18482 "$T/node.lg" 4 6 2>"$T/node.client.err"
+  stop_recording 0.5
+  "$LS" report --json "$T/node.data" >"$T/node.jsonl"
+  $PY "$ACC" h2.node "$T/node.jsonl" "$T/node.lg"
+  n=$(grep -c '"protocol":"h2c".*"tokens":8,' "$T/node.jsonl")
+  check "h2.node.fields: ${n:-0} of 36 streams (12 of them the client's unlogged warm-ups) h2c with 8 tokens ([DONE] not one)" \
+    [ "${n:-0}" -eq 36 ]
+else
+  skip "h2.node: node is not installed (tools/install-test-deps.sh)"
+fi

@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * HTTP/2 frame reader (see h2.h): frame headers byte by byte, the payload
+ * bytes a frame type needs copied, the rest skipped by count. HPACK is
+ * libnghttp2's inflater, never ours.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <nghttp2/nghttp2.h>
+
+#include "h2.h"
+#include "redact.h"
+
+enum {
+	T_DATA = 0x0, T_HEADERS = 0x1, T_PRIORITY = 0x2, T_RST_STREAM = 0x3, T_SETTINGS = 0x4,
+	T_PUSH_PROMISE = 0x5, T_PING = 0x6, T_GOAWAY = 0x7, T_WINDOW_UPDATE = 0x8,
+	T_CONTINUATION = 0x9,
+};
+enum { F_END_STREAM = 0x1, F_ACK = 0x1, F_END_HEADERS = 0x4, F_PADDED = 0x8, F_PRIORITY = 0x20 };
+
+#define MAX_BLOCK (256u << 10) /* a header block larger than this is not followed */
+#define DONE_MARKER "data: [DONE]"
+
+bool ls_h2_starts(const uint8_t *s, size_t n, bool client)
+{
+	if (client)
+		return n >= LS_H2_PREFACE_LEN && !memcmp(s, LS_H2_PREFACE, LS_H2_PREFACE_LEN);
+	/* SETTINGS (type 4), no flags, stream 0, a whole number of settings */
+	return n >= 9 && s[3] == T_SETTINGS && !s[4] && !s[5] && !s[6] && !s[7] && !s[8] &&
+	       ((uint32_t)s[0] << 16 | (uint32_t)s[1] << 8 | s[2]) % 6 == 0;
+}
+
+int ls_h2_init(struct ls_h2 *p, bool client_side, const struct ls_h2_cb *cb, void *ctx)
+{
+	nghttp2_hd_inflater *inf;
+
+	memset(p, 0, sizeof(*p));
+	p->cb = cb;
+	p->ctx = ctx;
+	p->preface_left = client_side ? LS_H2_PREFACE_LEN : 0;
+	if (nghttp2_hd_inflate_new(&inf))
+		return -1;
+	p->inflater = inf;
+	return 0;
+}
+
+void ls_h2_free(struct ls_h2 *p)
+{
+	nghttp2_hd_inflate_del(p->inflater);
+	free(p->buf);
+	free(p->blk);
+	memset(p, 0, sizeof(*p));
+}
+
+static void lose(struct ls_h2 *p, const char *why)
+{
+	if (p->lost)
+		return;
+	p->lost = true;
+	p->lost_count++;
+	if (p->cb->lost)
+		p->cb->lost(p->ctx, why);
+}
+
+static void copy_value(char *dst, size_t cap, const uint8_t *v, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, v, n);
+	dst[n] = '\0';
+}
+
+static bool name_is(const nghttp2_nv *nv, const char *name)
+{
+	size_t n = strlen(name);
+
+	return nv->namelen == n && !memcmp(nv->name, name, n);
+}
+
+static bool value_starts(const nghttp2_nv *nv, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return nv->valuelen >= n && !strncasecmp((const char *)nv->value, prefix, n);
+}
+
+static void take_field(struct ls_h2_headers *h, const nghttp2_nv *nv)
+{
+	struct ls_http_msg *m = &h->m;
+
+	if (name_is(nv, ":method")) {
+		copy_value(m->method, sizeof(m->method), nv->value, nv->valuelen);
+	} else if (name_is(nv, ":path")) {
+		copy_value(m->path, sizeof(m->path), nv->value, nv->valuelen);
+	} else if (name_is(nv, ":status")) {
+		char s[8];
+		copy_value(s, sizeof(s), nv->value, nv->valuelen);
+		m->status = atoi(s);
+	} else if (name_is(nv, "x-request-id")) {
+		copy_value(m->x_request_id, sizeof(m->x_request_id), nv->value, nv->valuelen);
+	} else if (name_is(nv, "traceparent")) {
+		copy_value(m->traceparent, sizeof(m->traceparent), nv->value, nv->valuelen);
+	} else if (name_is(nv, "content-type")) {
+		m->sse = value_starts(nv, "text/event-stream");
+		h->grpc = value_starts(nv, "application/grpc");
+	} else if (name_is(nv, "grpc-status")) {
+		char s[8];
+		copy_value(s, sizeof(s), nv->value, nv->valuelen);
+		h->grpc_status = atoi(s);
+	}
+}
+
+/* The block is whole: decode it (always, so the table stays in step) and
+ * tell it, unless it was a PUSH_PROMISE's. */
+static void block_done(struct ls_h2 *p)
+{
+	nghttp2_hd_inflater *inf = p->inflater;
+	struct ls_h2_headers h = {.grpc_status = -1};
+	static const uint8_t none;
+	const uint8_t *in = p->blk ? p->blk : &none; /* an empty block is one */
+	size_t left = p->blk_len;
+
+	p->blk_open = false;
+	for (;;) {
+		nghttp2_nv nv;
+		int flags = 0;
+		ssize_t n = nghttp2_hd_inflate_hd2(inf, &nv, &flags, in, left, 1);
+		if (n < 0) {
+			char why[96];
+			snprintf(why, sizeof(why), "HPACK: %s", nghttp2_strerror((int)n));
+			lose(p, why);
+			return;
+		}
+		in += n;
+		left -= (size_t)n;
+		if (flags & NGHTTP2_HD_INFLATE_EMIT)
+			take_field(&h, &nv);
+		if (flags & NGHTTP2_HD_INFLATE_FINAL) {
+			nghttp2_hd_inflate_end_headers(inf);
+			break;
+		}
+		if (!n && !(flags & NGHTTP2_HD_INFLATE_EMIT)) {
+			lose(p, "HPACK: header block ends inside a field");
+			return;
+		}
+	}
+	p->blk_len = 0;
+	if (!p->blk_push && p->cb->headers)
+		p->cb->headers(p->ctx, p->blk_stream, &h, p->blk_end_stream);
+}
+
+static void block_add(struct ls_h2 *p, const uint8_t *s, size_t n)
+{
+	if (!n)
+		return;
+	if (p->blk_len + n > MAX_BLOCK) {
+		lose(p, "a header block larger than 256 KiB");
+		return;
+	}
+	if (p->blk_len + n > p->blk_cap) {
+		size_t cap = p->blk_cap ? p->blk_cap : 1024;
+		while (cap < p->blk_len + n)
+			cap *= 2;
+		uint8_t *b = realloc(p->blk, cap);
+		if (!b)
+			abort();
+		p->blk = b;
+		p->blk_cap = cap;
+	}
+	memcpy(p->blk + p->blk_len, s, n);
+	p->blk_len += n;
+}
+
+/* An HPACK integer with an n-bit prefix at s[*i]; -1 when cut short. */
+static int64_t hpack_int(const uint8_t *s, size_t len, size_t *i, int bits)
+{
+	uint64_t max = (1u << bits) - 1, v;
+
+	if (*i >= len)
+		return -1;
+	v = s[(*i)++] & max;
+	if (v < max)
+		return (int64_t)v;
+	for (int m = 0; m < 56; m += 7) {
+		if (*i >= len)
+			return -1;
+		uint8_t b = s[(*i)++];
+		v += (uint64_t)(b & 0x7f) << m;
+		if (!(b & 0x80))
+			return (int64_t)v;
+	}
+	return -1;
+}
+
+/* An HPACK string at s[*i]: its bytes [*b, *i after) and whether Huffman. */
+static bool hpack_str(const uint8_t *s, size_t len, size_t *i, size_t *b, bool *huff)
+{
+	int64_t n;
+
+	if (*i >= len)
+		return false;
+	*huff = s[*i] & 0x80;
+	n = hpack_int(s, len, i, 7);
+	if (n < 0 || (uint64_t)n > len - *i)
+		return false;
+	*b = *i;
+	*i += (size_t)n;
+	return true;
+}
+
+/*
+ * A whole header block in place: each field representation is found by its
+ * lengths (the wire layout, RFC 7541 §6), handed to the inflater on its own
+ * (so the name is known, from the table as it stands at that field), and a
+ * credential's value bytes are overwritten after the inflater read them.
+ */
+static void scrub_block(struct ls_h2 *p, uint8_t *blk, size_t len)
+{
+	nghttp2_hd_inflater *inf = p->inflater;
+	struct ls_h2_headers h = {.grpc_status = -1};
+	size_t i = 0;
+
+	while (i < len) {
+		size_t at = i, vb = 0, nb;
+		uint8_t b = blk[i];
+		bool huff = false, literal = !(b & 0x80) && (b & 0xe0) != 0x20, ok = true;
+		/* indexed, literal with indexing, table size update, literal */
+		int bits = b & 0x80 ? 7 : (b & 0xc0) == 0x40 ? 6 : (b & 0xe0) == 0x20 ? 5 : 4;
+		int64_t idx = hpack_int(blk, len, &i, bits);
+
+		if (idx < 0)
+			ok = false;
+		else if (literal && idx == 0)
+			ok = hpack_str(blk, len, &i, &nb, &huff);
+		if (ok && literal)
+			ok = hpack_str(blk, len, &i, &vb, &huff);
+		for (size_t in = at; ok && in < i;) {
+			nghttp2_nv nv;
+			int flags = 0;
+			ssize_t n = nghttp2_hd_inflate_hd2(inf, &nv, &flags, blk + in, i - in, i == len);
+			if (n < 0 || (!n && !(flags & NGHTTP2_HD_INFLATE_EMIT))) {
+				ok = false;
+				break;
+			}
+			in += (size_t)n;
+			if (!(flags & NGHTTP2_HD_INFLATE_EMIT))
+				continue;
+			take_field(&h, &nv);
+			if (literal && ls_secret_header((const char *)nv.name, nv.namelen)) {
+				memset(blk + vb, huff ? 0xf8 : '*', i - vb); /* 0xf8: the code of '&' */
+				p->secrets++;
+			}
+		}
+		if (!ok) {
+			memset(blk + at, '*', len - at);
+			lose(p, "HPACK: a field the recorder could not read");
+			return;
+		}
+	}
+	for (;;) { /* the block's end: the inflater's FINAL */
+		nghttp2_nv nv;
+		int flags = 0;
+		if (nghttp2_hd_inflate_hd2(inf, &nv, &flags, NULL, 0, 1) < 0 ||
+		    (flags & NGHTTP2_HD_INFLATE_FINAL))
+			break;
+	}
+	nghttp2_hd_inflate_end_headers(inf);
+	p->block_scrubbed = true;
+	if (!p->blk_push && p->cb->headers)
+		p->cb->headers(p->ctx, p->blk_stream, &h, p->blk_end_stream);
+}
+
+/* HEADERS, PUSH_PROMISE or CONTINUATION: its fragment joins the block. */
+static void on_fragment(struct ls_h2 *p)
+{
+	const uint8_t *s = p->buf;
+	size_t n = p->len, pad = 0;
+
+	if (p->unknown) {
+		lose(p, "a header block was not captured (HPACK state lost)");
+		return;
+	}
+	if (p->type == T_CONTINUATION) {
+		if (!p->blk_open || p->stream != p->blk_stream) {
+			lose(p, "CONTINUATION without an open header block");
+			return;
+		}
+	} else {
+		if (p->blk_open) {
+			lose(p, "a frame inside a header block");
+			return;
+		}
+		if (p->flags & F_PADDED) {
+			if (!n)
+				goto bad;
+			pad = s[0], s++, n--;
+		}
+		if (p->type == T_HEADERS && (p->flags & F_PRIORITY)) {
+			if (n < 5)
+				goto bad;
+			s += 5, n -= 5;
+		}
+		if (p->type == T_PUSH_PROMISE) {
+			if (n < 4)
+				goto bad;
+			s += 4, n -= 4;
+		}
+		if (pad > n)
+			goto bad;
+		n -= pad;
+		p->blk_open = true;
+		p->blk_stream = p->stream;
+		p->blk_push = p->type == T_PUSH_PROMISE;
+		p->blk_end_stream = p->type == T_HEADERS && (p->flags & F_END_STREAM);
+		p->blk_len = 0;
+	}
+	if (p->block_scrubbed) { /* read and told while scrubbing */
+		p->blk_open = false;
+		return;
+	}
+	block_add(p, s, n);
+	if (!p->lost && (p->flags & F_END_HEADERS))
+		block_done(p);
+	return;
+bad:
+	lose(p, "a malformed header frame");
+}
+
+static void on_settings(struct ls_h2 *p)
+{
+	if ((p->flags & F_ACK) || p->unknown || !p->peer)
+		return;
+	for (size_t i = 0; i + 6 <= p->len; i += 6) {
+		const uint8_t *e = p->buf + i;
+		uint16_t id = (uint16_t)(e[0] << 8 | e[1]);
+		uint32_t v = (uint32_t)e[2] << 24 | (uint32_t)e[3] << 16 | (uint32_t)e[4] << 8 | e[5];
+		/* our table size limits what the peer's encoder may use, and
+		 * it is the peer's direction that we decode with it */
+		if (id == 0x1)
+			nghttp2_hd_inflate_change_table_size(p->peer->inflater, v);
+	}
+}
+
+static void on_data(struct ls_h2 *p)
+{
+	const uint8_t *s = p->buf;
+	size_t n = p->len, known = p->got, pad = 0;
+	bool done = false;
+
+	if (p->flags & F_PADDED) {
+		if (!n || !known) { /* the pad length not captured: the payload length is a guess */
+			n = n ? n - 1 : 0;
+		} else {
+			pad = s[0], s++, n--, known--;
+			n = pad <= n ? n - pad : 0;
+		}
+	}
+	if (!p->unknown && known >= sizeof(DONE_MARKER) - 1)
+		done = !memcmp(s, DONE_MARKER, sizeof(DONE_MARKER) - 1);
+	if (p->cb->data)
+		p->cb->data(p->ctx, p->stream, (uint32_t)n, done, p->flags & F_END_STREAM);
+}
+
+static void frame_done(struct ls_h2 *p)
+{
+	p->frames++;
+	if (p->blk_open && p->type != T_CONTINUATION) {
+		lose(p, "a frame inside a header block");
+		return;
+	}
+	switch (p->type) {
+	case T_DATA:
+		on_data(p);
+		break;
+	case T_HEADERS:
+	case T_PUSH_PROMISE:
+	case T_CONTINUATION:
+		on_fragment(p);
+		break;
+	case T_RST_STREAM:
+		if (p->cb->reset)
+			p->cb->reset(p->ctx, p->stream);
+		break;
+	case T_SETTINGS:
+		on_settings(p);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The frame header is whole: how much of the payload the reader keeps. */
+static void frame_begin(struct ls_h2 *p)
+{
+	const uint8_t *h = p->fh;
+
+	p->len = (uint32_t)h[0] << 16 | (uint32_t)h[1] << 8 | h[2];
+	p->type = h[3];
+	p->flags = h[4];
+	p->stream = ((uint32_t)h[5] << 24 | (uint32_t)h[6] << 16 | (uint32_t)h[7] << 8 | h[8]) &
+		    0x7fffffffu;
+	p->left = p->len;
+	p->got = 0;
+	p->unknown = false;
+	switch (p->type) {
+	case T_HEADERS:
+	case T_PUSH_PROMISE:
+	case T_CONTINUATION:
+	case T_SETTINGS:
+		p->need = p->len;
+		break;
+	case T_DATA:
+		p->need = p->len < 1 + sizeof(DONE_MARKER) ? p->len : 1 + sizeof(DONE_MARKER);
+		break;
+	default:
+		p->need = 0;
+	}
+	if (p->need > MAX_BLOCK) {
+		lose(p, "a frame larger than 256 KiB that must be read");
+		return;
+	}
+	if (p->need > p->cap) {
+		uint8_t *b = realloc(p->buf, p->need);
+		if (!b)
+			abort();
+		p->buf = b;
+		p->cap = p->need;
+	}
+}
+
+/* Takes up to n bytes of the current frame's payload; returns how many. */
+static size_t take_payload(struct ls_h2 *p, const uint8_t *s, size_t n)
+{
+	size_t k = n < p->left ? n : p->left;
+	size_t off = p->len - p->left;
+
+	if (off < p->need) {
+		size_t c = p->need - off < k ? p->need - off : k;
+		if (s)
+			memcpy(p->buf + off, s, c);
+		else
+			p->unknown = true;
+		p->got = off + c;
+	}
+	p->left -= (uint32_t)k;
+	return k;
+}
+
+/* Scrubbing, at a header frame's start: its block, when the piece holds
+ * all of it, is redacted in place; else its payload is starred. */
+static void scrub_header_frame(struct ls_h2 *p, uint8_t *payload, size_t avail)
+{
+	size_t off = 0, n = p->len, pad = 0;
+
+	p->block_scrubbed = false;
+	p->star_payload = true;
+	if (p->type == T_CONTINUATION || p->blk_open || !(p->flags & F_END_HEADERS) || avail < p->len)
+		return;
+	if (p->flags & F_PADDED) {
+		if (!n)
+			return;
+		pad = payload[0], off = 1;
+	}
+	if (p->type == T_HEADERS && (p->flags & F_PRIORITY))
+		off += 5;
+	if (p->type == T_PUSH_PROMISE)
+		off += 4;
+	if (off + pad > n)
+		return;
+	p->star_payload = false;
+	p->blk_stream = p->stream;
+	p->blk_push = p->type == T_PUSH_PROMISE;
+	p->blk_end_stream = p->type == T_HEADERS && (p->flags & F_END_STREAM);
+	scrub_block(p, payload + off, n - off - pad);
+}
+
+/* Scrubbing, k bytes of the current frame's payload at s (avail known from
+ * s on): DATA becomes '*' but its pad length and a leading [DONE] marker. */
+static void scrub_payload(struct ls_h2 *p, uint8_t *s, size_t k, size_t avail)
+{
+	size_t off = p->len - p->left, start = p->flags & F_PADDED ? 1 : 0;
+	const size_t ml = sizeof(DONE_MARKER) - 1;
+
+	if (k > avail)
+		k = avail;
+	if (p->star_payload) {
+		memset(s, '*', k);
+		return;
+	}
+	if (p->type != T_DATA)
+		return;
+	for (size_t j = 0; j < k; j++, off++) {
+		if (off == start)
+			p->keep_marker = avail - j >= ml && !memcmp(s + j, DONE_MARKER, ml);
+		if (off < start || (p->keep_marker && off < start + ml))
+			continue;
+		s[j] = '*';
+	}
+}
+
+static void read_frames(struct ls_h2 *p, const uint8_t *data, size_t known, size_t total)
+{
+	size_t i = 0;
+
+	while (i < total && !p->lost) {
+		const uint8_t *s = i < known ? data + i : NULL;
+		size_t n = i < known ? known - i : total - i;
+
+		if (p->preface_left) {
+			size_t k = n < p->preface_left ? n : p->preface_left;
+			if (!s || memcmp(s, LS_H2_PREFACE + LS_H2_PREFACE_LEN - p->preface_left, k)) {
+				lose(p, s ? "not the HTTP/2 client preface" : "the HTTP/2 preface was not captured");
+				break;
+			}
+			p->preface_left -= k, p->pos += k, i += k;
+			continue;
+		}
+		if (p->fh_len < 9) {
+			if (!s) {
+				lose(p, "an HTTP/2 frame header was not captured");
+				break;
+			}
+			if (!p->fh_len)
+				p->frame_begin = p->pos;
+			size_t k = n < 9 - p->fh_len ? n : 9 - p->fh_len;
+			memcpy(p->fh + p->fh_len, s, k);
+			p->fh_len += k, p->pos += k, i += k;
+			if (p->fh_len < 9)
+				continue;
+			frame_begin(p);
+			if (p->scrub) {
+				p->star_payload = false;
+				if (p->need && p->type != T_DATA && p->type != T_SETTINGS)
+					scrub_header_frame(p, p->scrub + i, i < known ? known - i : 0);
+			}
+			if (p->lost || p->len)
+				continue;
+		} else {
+			if (p->scrub && s)
+				scrub_payload(p, p->scrub + i, n < p->left ? n : p->left, n);
+			size_t k = take_payload(p, s, n);
+			p->pos += k, i += k;
+			if (p->left)
+				continue;
+		}
+		p->fh_len = 0;
+		frame_done(p);
+		p->block_scrubbed = false;
+	}
+	if (p->scrub && i < known) /* lost: nothing after is known to be framing */
+		memset(p->scrub + i, '*', known - i);
+	if (i < total)
+		p->pos += total - i; /* lost: bytes are still counted */
+}
+
+void ls_h2_feed(struct ls_h2 *p, const uint8_t *data, size_t known, size_t total)
+{
+	read_frames(p, data, known, total);
+}
+
+void ls_h2_scrub(struct ls_h2 *p, uint8_t *data, size_t known, size_t total)
+{
+	p->scrub = data;
+	read_frames(p, data, known, total);
+	p->scrub = NULL;
+}

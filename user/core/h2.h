@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Incremental HTTP/2 frame reader, one per direction of a connection (the
+ * HTTP/1.1 parser's sibling, see http.h: fed the same way, known bytes then
+ * unknown ones, split anywhere). Header blocks (HEADERS and CONTINUATION,
+ * PUSH_PROMISE) are decoded with libnghttp2's HPACK inflater; a block whose
+ * bytes the capture did not hold leaves the inflater's table unknown, so the
+ * reader loses sync for the rest of the connection and says so. DATA needs
+ * only its frame header: its payload may be unknown.
+ *
+ * The correlator counts tokens: a DATA frame with payload on a stream whose
+ * response is a stream, gRPC (application/grpc: one length-prefixed message
+ * per frame, as gRPC servers write them) or SSE (text/event-stream), except a
+ * frame that is "data: [DONE]", which the reader tells apart.
+ */
+#ifndef LATSPLIT_USER_H2_H
+#define LATSPLIT_USER_H2_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http.h"
+
+#define LS_H2_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+#define LS_H2_PREFACE_LEN 24
+
+struct ls_h2_headers {
+	struct ls_http_msg m; /* method, path, status, x_request_id, traceparent, sse */
+	bool grpc;            /* content-type application/grpc* */
+	int grpc_status;      /* -1: no grpc-status field */
+};
+
+/* Callbacks may read p->pos (just past the frame) and p->frame_begin. */
+struct ls_h2_cb {
+	void (*headers)(void *ctx, uint32_t stream, const struct ls_h2_headers *h, bool end_stream);
+	/* len: payload bytes less padding; done_marker: it is "data: [DONE]" */
+	void (*data)(void *ctx, uint32_t stream, uint32_t len, bool done_marker, bool end_stream);
+	void (*reset)(void *ctx, uint32_t stream);
+	void (*lost)(void *ctx, const char *why);
+};
+
+struct ls_h2 {
+	const struct ls_h2_cb *cb;
+	void *ctx;
+	struct ls_h2 *peer; /* the other direction: its SETTINGS size our table */
+	bool lost;
+	size_t preface_left; /* the client's direction starts with the preface */
+	uint8_t fh[9];
+	size_t fh_len;
+	uint32_t len, left, stream;
+	uint8_t type, flags;
+	/* the part of the payload the reader needs */
+	uint8_t *buf;
+	size_t need, got, cap;
+	bool unknown; /* some needed byte was not captured */
+	/* a header block spread over CONTINUATION frames */
+	uint8_t *blk;
+	size_t blk_len, blk_cap;
+	uint32_t blk_stream;
+	bool blk_open, blk_end_stream, blk_push;
+	void *inflater; /* nghttp2_hd_inflater */
+	uint64_t pos, frame_begin;
+	uint64_t frames, lost_count;
+	/* scrubbing (ls_h2_scrub): the piece being rewritten, whether this
+	 * frame's header block was redacted in place, or is starred whole */
+	uint8_t *scrub;
+	bool block_scrubbed, star_payload, keep_marker;
+	uint64_t secrets; /* header values redacted */
+};
+
+/* client_side: this direction carries the client's bytes (the preface). */
+int ls_h2_init(struct ls_h2 *p, bool client_side, const struct ls_h2_cb *cb, void *ctx);
+void ls_h2_free(struct ls_h2 *p);
+void ls_h2_feed(struct ls_h2 *p, const uint8_t *data, size_t known, size_t total);
+/*
+ * The recorder's side (DESIGN.md §5: no credential and no body reaches a
+ * capture): reads the frames of data like ls_h2_feed (the headers callback
+ * included) and rewrites data in place, lengths kept, so that a reader of
+ * the result sees the same frames and the same header fields, except:
+ *  - DATA payloads become '*' (the pad length and a leading "data: [DONE]"
+ *    stay);
+ *  - the values of credential headers (redact.h) become '*', or '&' when
+ *    Huffman-coded (one 8-bit code per byte: the block still decodes);
+ *  - a header block not whole in one piece cannot be read before its first
+ *    bytes leave, so it and everything after it on the connection become
+ *    '*' (the report loses sync there, and says so).
+ * After a loss, every later byte becomes '*'.
+ */
+void ls_h2_scrub(struct ls_h2 *p, uint8_t *data, size_t known, size_t total);
+/* Do the n known bytes begin a connection's HTTP/2: the client preface
+ * (client: the bytes a server read), or the server's, a SETTINGS frame
+ * (what a server such as gRPC's writes before it reads anything)? */
+bool ls_h2_starts(const uint8_t *s, size_t n, bool client);
+
+#endif
