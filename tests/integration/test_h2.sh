@@ -10,11 +10,13 @@
 #  - secrets: gRPC metadata `authorization` (raw, not Huffman: a control
 #    field of the same shape is found in the capture), the prompt in the
 #    request message and the streamed tokens never reach the capture, and
-#    the RPCs are still rebuilt.
+#    the RPCs are still rebuilt;
+#  - midflight: a Node http2 session met mid-flight: every stream partial
+#    (no HPACK state), none split, and the report says why.
 # Truth: the clients' own marks (client_accuracy.py): every request found
 # once, ok, exact sums, total and TTFT within max(1 ms, 2%).
 source "$(dirname "$0")/lib.sh"
-require_root h2.grpc h2.node h2.secrets
+require_root h2.grpc h2.node h2.secrets h2.midflight
 PY=/usr/bin/python3
 ACC=$ROOT/tests/integration/client_accuracy.py
 
@@ -66,4 +68,32 @@ if command -v node >/dev/null; then
     [ "${n:-0}" -eq 36 ]
 else
   skip "h2.node: node is not installed (tools/install-test-deps.sh)"
+fi
+
+# --- mid-flight: a Node http2 session that began before the capture
+if command -v node >/dev/null; then
+  rm -f "$T/mid.ready"
+  node "$ROOT/tools/servers/node-h2.js" --port 18483 --ready-file "$T/mid.ready" & SPID=$!
+  CLEANUP+=("kill $SPID")
+  wait_for_file "$T/mid.ready" 10
+  node "$ROOT/tests/integration/h2_client.js" 18483 "$T/mid.lg" 2 40 mid- 2>/dev/null & CPID=$!
+  sleep 1.5
+  "$LS" record --port 18483 -d 2 -o "$T/mid.data" 2>"$T/mid.log"
+  wait $CPID
+  "$LS" report --json "$T/mid.data" >"$T/mid.jsonl"
+  "$LS" report "$T/mid.data" >"$T/mid.txt"
+  res=$($PY - "$T/mid.jsonl" <<'PY'
+import json, sys
+rs = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") in (None, "request")]
+partial = [r for r in rs if r["outcome"] == "partial" and r["protocol"] == "h2c" and r["stream"]]
+split = [r["id"] for r in rs if r["total_ns"] is not None]
+print(len(rs), len(partial), len(split))
+PY
+)
+  read -r n part split <<<"$res"
+  said=$(grep -c 'HTTP/2 connections met mid-flight: their streams are partial' "$T/mid.txt")
+  check "h2.midflight: a session met mid-flight: $part of $n streams partial h2c, $split split (want none); the report says why: $said" \
+    [ "${n:-0}" -ge 10 -a "$part" -eq "$n" -a "$split" -eq 0 -a "$said" -eq 1 ]
+else
+  skip "h2.midflight: node is not installed (tools/install-test-deps.sh)"
 fi

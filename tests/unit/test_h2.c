@@ -4,7 +4,8 @@
  * (the other end's encoder, not ours) read back whole, split at every byte
  * and byte by byte; DATA with unknown payload; a header block the capture
  * lacks loses sync; scrubbing keeps every frame and field but credentials
- * (raw and Huffman-coded) and DATA payloads, and the result still decodes.
+ * (raw and Huffman-coded) and DATA payloads, and the result still decodes;
+ * a connection met mid-flight is known by whole frames, its blocks unread.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -209,6 +210,28 @@ static void test_unknown_payloads(void **state)
 	assert_false(ls_h2_starts((const uint8_t *)"HTTP/1.1 200 OK\r\n", 17, false));
 }
 
+/* Met mid-flight: frames known by their shape, header blocks never read. */
+static void test_midflight(void **state)
+{
+	struct wire rx = {0}, tx = {0};
+	struct log l = {0};
+	struct ls_h2 p;
+	const size_t settings = 15; /* the server's SETTINGS frame */
+
+	(void)state;
+	build(&rx, &tx);
+	assert_true(ls_h2_whole_frames(tx.b + settings, tx.n - settings, tx.n - settings));
+	assert_false(ls_h2_whole_frames(tx.b + settings, tx.n - settings - 1, tx.n - settings - 1));
+	assert_false(ls_h2_whole_frames(tx.b + settings, tx.n - settings - 1, tx.n - settings));
+	assert_false(ls_h2_whole_frames((const uint8_t *)"HTTP/1.1 200 OK\r\n\r\n", 19, 19));
+	ls_h2_init(&p, false, &cb, &l);
+	ls_h2_midflight(&p);
+	ls_h2_feed(&p, tx.b + settings, tx.n - settings, tx.n - settings);
+	ls_h2_free(&p);
+	assert_string_equal(l.s, "H1   0 x= grpc=0 gs=-1 sse=0|H3   0 x= grpc=0 gs=-1 sse=0|D1 10|D3 9|"
+				 "D3 14 DONE|R3|H1   0 x= grpc=0 gs=-1 sse=0 END|");
+}
+
 static bool has(const struct wire *w, const char *s)
 {
 	return memmem(w->b, w->n, s, strlen(s)) != NULL;
@@ -324,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_payloads),
 		cmocka_unit_test(test_scrub),
 		cmocka_unit_test(test_scrub_huffman),
+		cmocka_unit_test(test_midflight),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -400,8 +400,8 @@ bool ls_analysis_why_empty(const struct ls_analysis *a, uint32_t sources, char *
 		snprintf(buf, len, "no connection of a tracked process was seen: nothing was served "
 			 "on a tracked port while recording (check -p/--port, or record during load)");
 	else if (!cst->conns_http && cst->conns_opaque)
-		snprintf(buf, len, "%llu connections carried no plaintext HTTP/1.1 (TLS, HTTP/2 or "
-			 "another protocol): latsplit rebuilds plaintext HTTP/1.1 only",
+		snprintf(buf, len, "%llu connections carried neither plaintext HTTP/1.1 nor cleartext "
+			 "HTTP/2 (TLS or another protocol): latsplit rebuilds those only",
 			 (unsigned long long)cst->conns_opaque);
 	else if (!cst->conns_http)
 		snprintf(buf, len, "%llu connections seen, but no HTTP request was read on them by a "
@@ -410,6 +410,10 @@ bool ls_analysis_why_empty(const struct ls_analysis *a, uint32_t sources, char *
 		snprintf(buf, len, "%llu requests seen, none parsed whole (%llu unparsed: %s)",
 			 (unsigned long long)cst->requests, (unsigned long long)cst->requests_unparsed,
 			 cst->unparsed_why);
+	else if (cst->requests_partial && cst->conns_h2_midflight)
+		snprintf(buf, len, "every request seen was partial (no split): %llu HTTP/2 connections "
+			 "were met mid-flight, so their header compression state is unknown: record "
+			 "before clients connect", (unsigned long long)cst->conns_h2_midflight);
 	else if (cst->requests_partial)
 		snprintf(buf, len, "every request seen began before the capture (partial, no split): "
 			 "record longer, or while requests keep arriving");

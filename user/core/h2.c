@@ -33,6 +33,27 @@ bool ls_h2_starts(const uint8_t *s, size_t n, bool client)
 	       ((uint32_t)s[0] << 16 | (uint32_t)s[1] << 8 | s[2]) % 6 == 0;
 }
 
+bool ls_h2_whole_frames(const uint8_t *s, size_t known, size_t total)
+{
+	size_t at = 0;
+
+	if (known != total || total < 9)
+		return false;
+	while (at + 9 <= total) {
+		uint32_t len = (uint32_t)s[at] << 16 | (uint32_t)s[at + 1] << 8 | s[at + 2];
+		if (s[at + 3] > T_CONTINUATION || (s[at + 5] & 0x80) || len > total - at - 9)
+			return false;
+		at += 9 + len;
+	}
+	return at == total;
+}
+
+void ls_h2_midflight(struct ls_h2 *p)
+{
+	p->midflight = true;
+	p->preface_left = 0;
+}
+
 int ls_h2_init(struct ls_h2 *p, bool client_side, const struct ls_h2_cb *cb, void *ctx)
 {
 	nghttp2_hd_inflater *inf;
@@ -279,7 +300,7 @@ static void on_fragment(struct ls_h2 *p)
 	const uint8_t *s = p->buf;
 	size_t n = p->len, pad = 0;
 
-	if (p->unknown) {
+	if (p->unknown && !p->midflight) {
 		lose(p, "a header block was not captured (HPACK state lost)");
 		return;
 	}
@@ -292,6 +313,13 @@ static void on_fragment(struct ls_h2 *p)
 		if (p->blk_open) {
 			lose(p, "a frame inside a header block");
 			return;
+		}
+		p->blk_stream = p->stream;
+		p->blk_push = p->type == T_PUSH_PROMISE;
+		p->blk_end_stream = p->type == T_HEADERS && (p->flags & F_END_STREAM);
+		if (p->midflight) {
+			p->blk_open = true;
+			goto unread;
 		}
 		if (p->flags & F_PADDED) {
 			if (!n)
@@ -312,13 +340,20 @@ static void on_fragment(struct ls_h2 *p)
 			goto bad;
 		n -= pad;
 		p->blk_open = true;
-		p->blk_stream = p->stream;
-		p->blk_push = p->type == T_PUSH_PROMISE;
-		p->blk_end_stream = p->type == T_HEADERS && (p->flags & F_END_STREAM);
 		p->blk_len = 0;
 	}
 	if (p->block_scrubbed) { /* read and told while scrubbing */
 		p->blk_open = false;
+		return;
+	}
+unread:
+	if (p->midflight) { /* no table: the block is not read */
+		struct ls_h2_headers h = {.unknown = true, .grpc_status = -1};
+		if (!(p->flags & F_END_HEADERS))
+			return;
+		p->blk_open = false;
+		if (!p->blk_push && p->cb->headers)
+			p->cb->headers(p->ctx, p->blk_stream, &h, p->blk_end_stream);
 		return;
 	}
 	block_add(p, s, n);
@@ -457,7 +492,7 @@ static void scrub_header_frame(struct ls_h2 *p, uint8_t *payload, size_t avail)
 
 	p->block_scrubbed = false;
 	p->star_payload = true;
-	if (p->type == T_CONTINUATION || p->blk_open || !(p->flags & F_END_HEADERS) || avail < p->len)
+	if (p->midflight || p->type == T_CONTINUATION || p->blk_open || !(p->flags & F_END_HEADERS) || avail < p->len)
 		return;
 	if (p->flags & F_PADDED) {
 		if (!n)

@@ -26,6 +26,7 @@
 #define LS_H2_PREFACE_LEN 24
 
 struct ls_h2_headers {
+	bool unknown;         /* met mid-flight: no HPACK state, no field known */
 	struct ls_http_msg m; /* method, path, status, x_request_id, traceparent, sse */
 	bool grpc;            /* content-type application/grpc* */
 	int grpc_status;      /* -1: no grpc-status field */
@@ -45,6 +46,7 @@ struct ls_h2 {
 	void *ctx;
 	struct ls_h2 *peer; /* the other direction: its SETTINGS size our table */
 	bool lost;
+	bool midflight; /* met mid-flight: header blocks are not decoded */
 	size_t preface_left; /* the client's direction starts with the preface */
 	uint8_t fh[9];
 	size_t fh_len;
@@ -88,6 +90,14 @@ void ls_h2_feed(struct ls_h2 *p, const uint8_t *data, size_t known, size_t total
  * After a loss, every later byte becomes '*'.
  */
 void ls_h2_scrub(struct ls_h2 *p, uint8_t *data, size_t known, size_t total);
+/* A connection met mid-flight (its table state unknown): frames are read,
+ * header blocks are told with h->unknown set and never decoded (scrubbing:
+ * starred whole, credentials cannot be found in them). */
+void ls_h2_midflight(struct ls_h2 *p);
+/* Are the n bytes of one read or write (all captured: known == total)
+ * whole HTTP/2 frames, one or more, ending with the payload? How a
+ * connection met mid-flight is known to speak HTTP/2. */
+bool ls_h2_whole_frames(const uint8_t *s, size_t known, size_t total);
 /* Do the n known bytes begin a connection's HTTP/2: the client preface
  * (client: the bytes a server read), or the server's, a SETTINGS frame
  * (what a server such as gRPC's writes before it reads anything)? */

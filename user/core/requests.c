@@ -521,6 +521,7 @@ static void h2_rx_headers(void *ctx, uint32_t stream, const struct ls_h2_headers
 		r = new_request(cn);
 		r->stream = stream;
 		r->protocol = LS_PROTO_H2C;
+		r->partial = h->unknown; /* met mid-flight: its head cannot be read */
 		r->in_begin = cn->h2rx->frame_begin;
 		cn->next_resp = cn->nreqs;
 		snprintf(r->method, sizeof(r->method), "%s", h->m.method);
@@ -555,9 +556,19 @@ static void h2_tx_headers(void *ctx, uint32_t stream, const struct ls_h2_headers
 	struct conn *cn = ctx;
 	struct ls_request *r = h2_stream(cn, stream);
 
+	if (!r && h->unknown && stream) { /* a stream begun before the capture */
+		r = new_request(cn);
+		r->stream = stream;
+		r->protocol = LS_PROTO_H2C;
+		r->partial = true;
+		cn->next_resp = cn->nreqs;
+	}
 	if (!r || r->stream_over)
 		return;
-	if (!r->status) { /* the response head */
+	if (h->unknown) { /* a head or trailers: what they said is not known */
+		if (!r->out_begin)
+			r->out_begin = cn->h2tx->frame_begin;
+	} else if (!r->status) { /* the response head */
 		r->status = h->m.status;
 		r->streaming = h->m.sse || h->grpc;
 		r->out_begin = cn->h2tx->frame_begin;
@@ -776,16 +787,30 @@ static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
 	}
 }
 
-/* An HTTP/2 connection is known by its first payload: a preface. */
+/* An HTTP/2 connection is known by its first payload: a preface; one met
+ * mid-flight by a payload of whole frames, before any HTTP/1.1 message. */
 static bool ensure_h2(struct conn *cn, const struct ls_ev_sock_io *e)
 {
 	struct ls_io_piece piece[LS_IO_MAX_PIECES];
+	uint8_t whole[LS_IO_MAX_CAPTURE];
+	bool midflight = false;
+	size_t n;
 
 	if (cn->h2rx)
 		return true;
-	if (cn->rx || cn->adopted || ls_io_pieces(e, e->h.size, piece) < 1 ||
-	    !ls_h2_starts(piece[0].data, piece[0].known, e->dir == LS_IO_IN))
+	if (cn->adopted && !cn->nreqs && !cn->tx_synced) {
+		n = ls_io_whole(e, e->h.size, whole, sizeof(whole));
+		midflight = ls_h2_whole_frames(whole, n, n);
+		if (!midflight)
+			return false;
+	} else if (cn->rx || cn->adopted || ls_io_pieces(e, e->h.size, piece) < 1 ||
+		   !ls_h2_starts(piece[0].data, piece[0].known, e->dir == LS_IO_IN)) {
 		return false;
+	}
+	if (cn->rx) { /* the HTTP/1.1 parsers were waiting for a message: no more */
+		free(cn->rx), free(cn->tx);
+		cn->rx = cn->tx = NULL;
+	}
 	cn->h2rx = malloc(sizeof(*cn->h2rx));
 	cn->h2tx = malloc(sizeof(*cn->h2tx));
 	if (!cn->h2rx || !cn->h2tx || ls_h2_init(cn->h2rx, true, &h2_rx_cb, cn) ||
@@ -793,6 +818,11 @@ static bool ensure_h2(struct conn *cn, const struct ls_ev_sock_io *e)
 		abort();
 	cn->h2rx->peer = cn->h2tx;
 	cn->h2tx->peer = cn->h2rx;
+	if (midflight) {
+		ls_h2_midflight(cn->h2rx);
+		ls_h2_midflight(cn->h2tx);
+		cn->corr->st.conns_h2_midflight++;
+	}
 	cn->http = true;
 	return true;
 }

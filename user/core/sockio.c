@@ -83,3 +83,18 @@ size_t ls_io_kept(const struct ls_ev_sock_io *e, size_t size)
 		kept += p[i].known;
 	return kept;
 }
+
+size_t ls_io_whole(const struct ls_ev_sock_io *e, size_t size, uint8_t *buf, size_t cap)
+{
+	struct ls_io_piece piece[LS_IO_MAX_PIECES];
+	int n = ls_io_pieces(e, size, piece);
+	size_t at = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (piece[i].known != piece[i].total || piece[i].known > cap - at)
+			return 0;
+		memcpy(buf + at, piece[i].data, piece[i].known);
+		at += piece[i].known;
+	}
+	return at;
+}

@@ -33,5 +33,8 @@ int ls_io_pieces(const struct ls_ev_sock_io *e, size_t size, struct ls_io_piece 
  * ("writev: 70 bytes moved, 46 kept"). */
 size_t ls_io_kept(const struct ls_ev_sock_io *e, size_t size);
 const char *ls_io_call_name(unsigned int call);
+/* Every byte the call moved, when the capture kept them all, gathered into
+ * buf (cap bytes at most); returns their count, 0 when some were not kept. */
+size_t ls_io_whole(const struct ls_ev_sock_io *e, size_t size, uint8_t *buf, size_t cap);
 
 #endif

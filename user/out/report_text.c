@@ -257,6 +257,10 @@ void ls_report_text_print(FILE *rout, struct ls_report_text *t, struct ls_analys
 		fprintf(rout, "\n  %llu connections met mid-flight (established before the capture); "
 		       "%llu stream bytes moved unseen",
 		       (unsigned long long)cst->conns_adopted, (unsigned long long)cst->unseen_bytes);
+	if (cst->conns_h2_midflight)
+		fprintf(rout, "\n  %llu HTTP/2 connections met mid-flight: their streams are partial (the "
+		       "header compression state began before the capture, so no header can be read)",
+		       (unsigned long long)cst->conns_h2_midflight);
 	fprintf(rout, "\n  engine: %zu joined by events, %zu inferred from the GPU timeline, %zu none; "
 	       "gpu: %s; scheduler: %s\n",
 	       t->n_events, t->n_inferred, t->n - t->n_events - t->n_inferred,

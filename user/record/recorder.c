@@ -25,7 +25,8 @@ struct stream_state {
 	 * directions' frame readers, which scrub instead */
 	struct ls_h2 *h2[2];
 	struct ls_recorder *rec;
-	bool seen; /* a payload of it came by: too late to begin HTTP/2 */
+	bool seen;  /* a payload of it came by: a preface is no longer first */
+	bool http1; /* an HTTP/1.1 message began on it: not HTTP/2 */
 };
 
 /* The redaction state of a connection, created on first use (NULL: out of
@@ -87,6 +88,37 @@ static void h2_begin(struct ls_recorder *r, struct stream_state *ss)
 	rx->peer = tx, tx->peer = rx;
 	ss->rec = r;
 	ss->h2[0] = rx, ss->h2[1] = tx;
+}
+
+/* Does this payload begin HTTP/2 on its connection? The first payload a
+ * preface; or, before any HTTP/1.1 message (a connection met mid-flight),
+ * one of whole frames: then header blocks cannot be read, and are starred. */
+static void maybe_h2(struct ls_recorder *r, struct stream_state *ss, const struct ls_ev_sock_io *e,
+		     const struct ls_io_piece *piece, int npieces)
+{
+	bool first = !ss->seen;
+	size_t n;
+
+	ss->seen = true;
+	if (ss->http1 || !npieces)
+		return;
+	if (first && ls_h2_starts(piece[0].data, piece[0].known, e->dir == LS_IO_IN)) {
+		h2_begin(r, ss);
+		return;
+	}
+	if (ls_http_starts_message(e->dir == LS_IO_IN ? LS_HTTP_REQUEST : LS_HTTP_RESPONSE,
+				   piece[0].data, piece[0].known)) {
+		ss->http1 = true;
+		return;
+	}
+	n = ls_io_whole(e, e->h.size, r->h2_probe, sizeof(r->h2_probe));
+	if (!ls_h2_whole_frames(r->h2_probe, n, n))
+		return;
+	h2_begin(r, ss);
+	if (ss->h2[0]) {
+		ls_h2_midflight(ss->h2[0]);
+		ls_h2_midflight(ss->h2[1]);
+	}
 }
 
 /* A connection ended: its state goes. */
@@ -312,11 +344,8 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 		if (e->dir == LS_IO_IN && npieces &&
 		    ls_http_starts_message(LS_HTTP_REQUEST, piece[0].data, piece[0].known))
 			r->request_heads++;
-		if (ss && !ss->h2[0] && !ss->seen && npieces &&
-		    ls_h2_starts(piece[0].data, piece[0].known, e->dir == LS_IO_IN))
-			h2_begin(r, ss);
-		if (ss)
-			ss->seen = true;
+		if (ss && !ss->h2[0])
+			maybe_h2(r, ss, e, piece, npieces);
 		for (int i = 0; i < npieces && ss && ss->h2[0]; i++)
 			ls_h2_scrub(ss->h2[resp], piece[i].data, piece[i].known, piece[i].total);
 		for (int i = 0; i < npieces && !(ss && ss->h2[0]); i++) {

@@ -73,6 +73,7 @@ struct ls_recorder {
 	/* a socket I/O record, copied to redact credentials before the write */
 	_Alignas(8) unsigned char iobuf[sizeof(struct ls_ev_sock_io) + LS_IO_MAX_CAPTURE +
 					LS_IO_MAX_SEGS * sizeof(struct ls_io_seg)];
+	uint8_t h2_probe[LS_IO_MAX_CAPTURE]; /* a payload gathered to test for HTTP/2 frames */
 };
 
 
