@@ -51,8 +51,9 @@ static void on_head(void *ctx, const struct ls_http_msg *m)
 		add(ctx, "H%d%s%s%s|", m->status, m->sse ? " sse" : "", m->chunked ? " chunked" : "",
 		    m->close ? " close" : "");
 	else
-		add(ctx, "H%s %s%s%s%s%s|", m->method, m->path, m->x_request_id[0] ? " rid=" : "",
-		    m->x_request_id, m->traceparent[0] ? " tp=" : "", m->traceparent);
+		add(ctx, "H%s %s%s%s%s%s%s%s|", m->method, m->path, m->x_request_id[0] ? " rid=" : "",
+		    m->x_request_id, m->traceparent[0] ? " tp=" : "", m->traceparent,
+		    m->forwarded_for[0] ? " xff=" : "", m->forwarded_for);
 }
 static void on_body(void *ctx) { add(ctx, "B|"); at(ctx); }
 static void on_event(void *ctx, bool done) { add(ctx, done ? "D|" : "E|"); at(ctx); }
@@ -126,6 +127,12 @@ static void test_request_simple(void **state)
 		     "HPOST /v1/completions rid=abc-1 tp=00-0af7651916cd43dd8448eb211c80319c-"
 		     "b7ad6b7169203331-01|B|END|",
 		     false);
+	/* a proxy's X-Forwarded-For: its first address is the client (the
+	 * first such header counts) */
+	check_splits(LS_HTTP_REQUEST,
+		     "GET /a HTTP/1.1\r\nX-Forwarded-For:  10.1.2.3 , 10.0.0.9\r\n"
+		     "x-forwarded-for: 10.9.9.9\r\n\r\n",
+		     "HGET /a xff=10.1.2.3|END|", false);
 }
 
 static void test_pipelining(void **state)

@@ -62,6 +62,7 @@ int ls_h2_init(struct ls_h2 *p, bool client_side, const struct ls_h2_cb *cb, voi
 	p->cb = cb;
 	p->ctx = ctx;
 	p->preface_left = client_side ? LS_H2_PREFACE_LEN : 0;
+	p->max_frame = 16384; /* SETTINGS_MAX_FRAME_SIZE's initial value */
 	if (nghttp2_hd_inflate_new(&inf))
 		return -1;
 	p->inflater = inf;
@@ -124,6 +125,9 @@ static void take_field(struct ls_h2_headers *h, const nghttp2_nv *nv)
 		copy_value(m->x_request_id, sizeof(m->x_request_id), nv->value, nv->valuelen);
 	} else if (name_is(nv, "traceparent")) {
 		copy_value(m->traceparent, sizeof(m->traceparent), nv->value, nv->valuelen);
+	} else if (name_is(nv, "x-forwarded-for") && !m->forwarded_for[0]) {
+		ls_http_first_forwarded(m->forwarded_for, sizeof(m->forwarded_for),
+					(const char *)nv->value, nv->valuelen);
 	} else if (name_is(nv, "content-type")) {
 		m->sse = value_starts(nv, "text/event-stream");
 		h->grpc = value_starts(nv, "application/grpc");
@@ -242,28 +246,30 @@ static void scrub_block(struct ls_h2 *p, uint8_t *blk, size_t len)
 {
 	nghttp2_hd_inflater *inf = p->inflater;
 	struct ls_h2_headers h = {.grpc_status = -1};
-	size_t i = 0;
+	const char *err = NULL;
+	size_t i = 0, at = 0;
 
-	while (i < len) {
-		size_t at = i, vb = 0, nb;
+	while (i < len && !err) {
+		size_t vb = 0, nb;
 		uint8_t b = blk[i];
-		bool huff = false, literal = !(b & 0x80) && (b & 0xe0) != 0x20, ok = true;
+		bool huff = false, literal = !(b & 0x80) && (b & 0xe0) != 0x20;
 		/* indexed, literal with indexing, table size update, literal */
 		int bits = b & 0x80 ? 7 : (b & 0xc0) == 0x40 ? 6 : (b & 0xe0) == 0x20 ? 5 : 4;
-		int64_t idx = hpack_int(blk, len, &i, bits);
+		int64_t idx;
 
-		if (idx < 0)
-			ok = false;
-		else if (literal && idx == 0)
-			ok = hpack_str(blk, len, &i, &nb, &huff);
-		if (ok && literal)
-			ok = hpack_str(blk, len, &i, &vb, &huff);
-		for (size_t in = at; ok && in < i;) {
+		at = i;
+		idx = hpack_int(blk, len, &i, bits);
+		if (idx < 0 || (literal && !idx && !hpack_str(blk, len, &i, &nb, &huff)) ||
+		    (literal && !hpack_str(blk, len, &i, &vb, &huff))) {
+			err = "cut short";
+			break;
+		}
+		for (size_t in = at; in < i;) {
 			nghttp2_nv nv;
 			int flags = 0;
 			ssize_t n = nghttp2_hd_inflate_hd2(inf, &nv, &flags, blk + in, i - in, i == len);
 			if (n < 0 || (!n && !(flags & NGHTTP2_HD_INFLATE_EMIT))) {
-				ok = false;
+				err = n < 0 ? nghttp2_strerror((int)n) : "the inflater took no byte";
 				break;
 			}
 			in += (size_t)n;
@@ -275,11 +281,14 @@ static void scrub_block(struct ls_h2 *p, uint8_t *blk, size_t len)
 				p->secrets++;
 			}
 		}
-		if (!ok) {
-			memset(blk + at, '*', len - at);
-			lose(p, "HPACK: a field the recorder could not read");
-			return;
-		}
+	}
+	if (err) {
+		char why[96];
+		snprintf(why, sizeof(why), "HPACK: the field at byte %zu of a %zu-byte block: %s", at,
+			 len, err);
+		memset(blk + at, '*', len - at);
+		lose(p, why);
+		return;
 	}
 	for (;;) { /* the block's end: the inflater's FINAL */
 		nghttp2_nv nv;
@@ -364,19 +373,43 @@ bad:
 	lose(p, "a malformed header frame");
 }
 
+/*
+ * SETTINGS bind the other direction's sender from the moment it
+ * acknowledges them (RFC 9113 §6.5.3): header blocks it wrote before used
+ * the old table size. So a sender's SETTINGS wait on the other direction,
+ * and take effect at its ACK, in order.
+ */
 static void on_settings(struct ls_h2 *p)
 {
-	if ((p->flags & F_ACK) || p->unknown || !p->peer)
+	struct ls_h2 *o = p->peer;
+
+	if (p->flags & F_ACK) { /* ours to apply: the oldest the peer sent */
+		if (!p->npend)
+			return;
+		if (p->pend[0].table)
+			nghttp2_hd_inflate_change_table_size(p->inflater, p->pend[0].table - 1);
+		if (p->pend[0].frame)
+			p->max_frame = p->pend[0].frame;
+		memmove(p->pend, p->pend + 1, (size_t)--p->npend * sizeof(p->pend[0]));
 		return;
+	}
+	if (p->unknown || !o)
+		return;
+	if (o->npend == (int)(sizeof(o->pend) / sizeof(o->pend[0]))) {
+		lose(o, "more than 8 SETTINGS frames not acknowledged");
+		return;
+	}
+	o->pend[o->npend].table = o->pend[o->npend].frame = 0;
 	for (size_t i = 0; i + 6 <= p->len; i += 6) {
 		const uint8_t *e = p->buf + i;
 		uint16_t id = (uint16_t)(e[0] << 8 | e[1]);
 		uint32_t v = (uint32_t)e[2] << 24 | (uint32_t)e[3] << 16 | (uint32_t)e[4] << 8 | e[5];
-		/* our table size limits what the peer's encoder may use, and
-		 * it is the peer's direction that we decode with it */
-		if (id == 0x1)
-			nghttp2_hd_inflate_change_table_size(p->peer->inflater, v);
+		if (id == 0x1 && v < UINT32_MAX) /* HEADER_TABLE_SIZE, kept + 1 (0 is a value) */
+			o->pend[o->npend].table = v + 1;
+		else if (id == 0x5 && v >= 16384 && v < (1u << 24)) /* MAX_FRAME_SIZE */
+			o->pend[o->npend].frame = v;
 	}
+	o->npend++;
 }
 
 static void on_data(struct ls_h2 *p)
@@ -440,6 +473,11 @@ static void frame_begin(struct ls_h2 *p)
 	p->left = p->len;
 	p->got = 0;
 	p->unknown = false;
+	if (p->len > p->max_frame) {
+		lose(p, "a frame longer than the peer accepts: not HTTP/2, or bytes the recorder "
+			"starred after it lost the connection's frames");
+		return;
+	}
 	switch (p->type) {
 	case T_HEADERS:
 	case T_PUSH_PROMISE:
@@ -536,7 +574,21 @@ static void scrub_payload(struct ls_h2 *p, uint8_t *s, size_t k, size_t avail)
 	}
 }
 
-static void read_frames(struct ls_h2 *p, const uint8_t *data, size_t known, size_t total)
+/* Scrubbing, at a frame's start with the call's last bytes all known: is a
+ * frame header, or a header frame's payload, cut by the call's end? Its
+ * block cannot be read yet: the caller joins it to the next call. */
+static bool cut_at_end(const struct ls_h2 *p, const uint8_t *s, size_t avail)
+{
+	uint32_t len;
+
+	if (avail < 9)
+		return true;
+	len = (uint32_t)s[0] << 16 | (uint32_t)s[1] << 8 | s[2];
+	return (s[3] == T_HEADERS || s[3] == T_PUSH_PROMISE || s[3] == T_CONTINUATION) &&
+	       len <= p->max_frame && len > avail - 9;
+}
+
+static size_t read_frames(struct ls_h2 *p, const uint8_t *data, size_t known, size_t total)
 {
 	size_t i = 0;
 
@@ -546,7 +598,7 @@ static void read_frames(struct ls_h2 *p, const uint8_t *data, size_t known, size
 
 		if (p->preface_left) {
 			size_t k = n < p->preface_left ? n : p->preface_left;
-			if (!s || memcmp(s, LS_H2_PREFACE + LS_H2_PREFACE_LEN - p->preface_left, k)) {
+			if (!s || memcmp(s, &LS_H2_PREFACE[LS_H2_PREFACE_LEN - p->preface_left], k)) {
 				lose(p, s ? "not the HTTP/2 client preface" : "the HTTP/2 preface was not captured");
 				break;
 			}
@@ -558,6 +610,8 @@ static void read_frames(struct ls_h2 *p, const uint8_t *data, size_t known, size
 				lose(p, "an HTTP/2 frame header was not captured");
 				break;
 			}
+			if (p->scrub && !p->fh_len && known == total && cut_at_end(p, s, n))
+				return i; /* held: the rest comes with the next call */
 			if (!p->fh_len)
 				p->frame_begin = p->pos;
 			size_t k = n < 9 - p->fh_len ? n : 9 - p->fh_len;
@@ -589,6 +643,7 @@ static void read_frames(struct ls_h2 *p, const uint8_t *data, size_t known, size
 		memset(p->scrub + i, '*', known - i);
 	if (i < total)
 		p->pos += total - i; /* lost: bytes are still counted */
+	return total;
 }
 
 void ls_h2_feed(struct ls_h2 *p, const uint8_t *data, size_t known, size_t total)
@@ -596,9 +651,17 @@ void ls_h2_feed(struct ls_h2 *p, const uint8_t *data, size_t known, size_t total
 	read_frames(p, data, known, total);
 }
 
-void ls_h2_scrub(struct ls_h2 *p, uint8_t *data, size_t known, size_t total)
+size_t ls_h2_scrub(struct ls_h2 *p, uint8_t *data, size_t known, size_t total)
 {
+	size_t n;
+
 	p->scrub = data;
-	read_frames(p, data, known, total);
+	n = read_frames(p, data, known, total);
 	p->scrub = NULL;
+	return n;
+}
+
+void ls_h2_lose(struct ls_h2 *p, const char *why)
+{
+	lose(p, why);
 }

@@ -51,6 +51,14 @@ struct ls_h2 {
 	uint8_t fh[9];
 	size_t fh_len;
 	uint32_t len, left, stream;
+	uint32_t max_frame; /* the largest frame the peer accepts (its SETTINGS) */
+	/* the peer's SETTINGS this direction has not acknowledged yet: they
+	 * bind this direction's sender (its encoder, its frames) once it does
+	 * (0: a setting not in them) */
+	struct {
+		uint32_t table, frame;
+	} pend[8];
+	int npend;
 	uint8_t type, flags;
 	/* the part of the payload the reader needs */
 	uint8_t *buf;
@@ -84,12 +92,19 @@ void ls_h2_feed(struct ls_h2 *p, const uint8_t *data, size_t known, size_t total
  *    stay);
  *  - the values of credential headers (redact.h) become '*', or '&' when
  *    Huffman-coded (one 8-bit code per byte: the block still decodes);
- *  - a header block not whole in one piece cannot be read before its first
- *    bytes leave, so it and everything after it on the connection become
- *    '*' (the report loses sync there, and says so).
- * After a loss, every later byte becomes '*'.
+ *  - a header frame not whole in one piece must be read whole before any
+ *    of it leaves: when the piece's bytes are all known and the frame (or a
+ *    frame header) is cut by its end, scrubbing stops before that frame and
+ *    returns how many bytes it took; the caller holds the rest and scrubs it
+ *    joined to the next piece of the direction. A header frame cut by the
+ *    capture (bytes not kept) cannot be read: it and everything after it on
+ *    the connection become '*' (the report loses sync there, and says so).
+ * After a loss, every later byte becomes '*'. Returns the bytes taken
+ * (total, but for a held tail).
  */
-void ls_h2_scrub(struct ls_h2 *p, uint8_t *data, size_t known, size_t total);
+size_t ls_h2_scrub(struct ls_h2 *p, uint8_t *data, size_t known, size_t total);
+/* The caller gave up on a held tail (starred it): the reader stops. */
+void ls_h2_lose(struct ls_h2 *p, const char *why);
 /* A connection met mid-flight (its table state unknown): frames are read,
  * header blocks are told with h->unknown set and never decoded (scrubbing:
  * starred whole, credentials cannot be found in them). */

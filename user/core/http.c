@@ -23,6 +23,21 @@ void ls_http_init(struct ls_http_parser *p, enum ls_http_kind kind, const struct
 	p->ctx = ctx;
 }
 
+void ls_http_first_forwarded(char *dst, size_t cap, const char *v, size_t n)
+{
+	const char *comma = memchr(v, ',', n);
+	size_t k = comma ? (size_t)(comma - v) : n;
+
+	while (k && (v[k - 1] == ' ' || v[k - 1] == '\t'))
+		k--;
+	while (k && (*v == ' ' || *v == '\t'))
+		v++, k--;
+	if (k >= cap)
+		k = cap - 1;
+	memcpy(dst, v, k);
+	dst[k] = '\0';
+}
+
 void ls_http_expect_head(struct ls_http_parser *p)
 {
 	p->pending_head_requests++;
@@ -312,6 +327,8 @@ static bool parse_head(struct ls_http_parser *p, struct ls_http_msg *m)
 				copy_value(m->x_request_id, sizeof(m->x_request_id), v, vl);
 			} else if (header_is(line, nl, "traceparent")) {
 				copy_value(m->traceparent, sizeof(m->traceparent), v, vl);
+			} else if (header_is(line, nl, "x-forwarded-for") && !m->forwarded_for[0]) {
+				ls_http_first_forwarded(m->forwarded_for, sizeof(m->forwarded_for), v, vl);
 			}
 		}
 		if (!le)

@@ -30,6 +30,7 @@ struct ls_http_msg {
 	int status; /* responses */
 	char x_request_id[80];
 	char traceparent[80];
+	char forwarded_for[64]; /* X-Forwarded-For's first address: the client a proxy served */
 	bool chunked;
 	bool sse;
 	bool close;      /* Connection: close (or HTTP/1.0 without keep-alive) */
@@ -98,6 +99,9 @@ bool ls_http_eof(struct ls_http_parser *p);
 void ls_http_resync(struct ls_http_parser *p);
 /* Do the n known bytes begin with a whole request line (or status line)? */
 bool ls_http_starts_message(enum ls_http_kind kind, const uint8_t *s, size_t n);
+/* The first address of an X-Forwarded-For value (v, n bytes: "client,
+ * proxy1, ..."), trimmed, into dst. */
+void ls_http_first_forwarded(char *dst, size_t cap, const char *v, size_t n);
 /* Tells a response parser that one more request was a HEAD (no body). */
 void ls_http_expect_head(struct ls_http_parser *p);
 bool ls_http_in_message(const struct ls_http_parser *p);

@@ -311,6 +311,7 @@ static void rx_head(void *ctx, const struct ls_http_msg *m)
 	snprintf(r->path, sizeof(r->path), "%s", m->path);
 	snprintf(r->x_request_id, sizeof(r->x_request_id), "%s", m->x_request_id);
 	snprintf(r->traceparent, sizeof(r->traceparent), "%s", m->traceparent);
+	snprintf(r->forwarded_for, sizeof(r->forwarded_for), "%s", m->forwarded_for);
 	if (!strcmp(m->method, "HEAD") && cn->tx)
 		ls_http_expect_head(cn->tx);
 }
@@ -528,6 +529,7 @@ static void h2_rx_headers(void *ctx, uint32_t stream, const struct ls_h2_headers
 		snprintf(r->path, sizeof(r->path), "%s", h->m.path);
 		snprintf(r->x_request_id, sizeof(r->x_request_id), "%s", h->m.x_request_id);
 		snprintf(r->traceparent, sizeof(r->traceparent), "%s", h->m.traceparent);
+		snprintf(r->forwarded_for, sizeof(r->forwarded_for), "%s", h->m.forwarded_for);
 		if (h->grpc)
 			r->protocol = LS_PROTO_GRPC;
 	}

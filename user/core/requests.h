@@ -47,6 +47,7 @@ struct ls_request {
 	int status; /* 0: no response head */
 	char x_request_id[80];
 	char traceparent[80];
+	char forwarded_for[64]; /* X-Forwarded-For's first address, as the request said */
 	char client[64]; /* "ip:port" of the peer */
 	char server[64];
 	enum ls_outcome outcome;

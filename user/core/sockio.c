@@ -84,6 +84,21 @@ size_t ls_io_kept(const struct ls_ev_sock_io *e, size_t size)
 	return kept;
 }
 
+int ls_io_join(struct ls_io_piece *p, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (k && p[k - 1].known == p[k - 1].total && p[k - 1].data + p[k - 1].known == p[i].data) {
+			p[k - 1].known += p[i].known;
+			p[k - 1].total += p[i].total;
+		} else {
+			p[k++] = p[i];
+		}
+	}
+	return k;
+}
+
 size_t ls_io_whole(const struct ls_ev_sock_io *e, size_t size, uint8_t *buf, size_t cap)
 {
 	struct ls_io_piece piece[LS_IO_MAX_PIECES];

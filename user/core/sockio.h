@@ -33,6 +33,11 @@ int ls_io_pieces(const struct ls_ev_sock_io *e, size_t size, struct ls_io_piece 
  * ("writev: 70 bytes moved, 46 kept"). */
 size_t ls_io_kept(const struct ls_ev_sock_io *e, size_t size);
 const char *ls_io_call_name(unsigned int call);
+/* Joins each run of pieces whose bytes were all kept with the piece after
+ * it (their kept bytes lie one after the other in the record): n pieces in
+ * place, returns how many are left. For a reader that must see a frame
+ * written as several iovecs (header, payload) in one piece. */
+int ls_io_join(struct ls_io_piece *p, int n);
 /* Every byte the call moved, when the capture kept them all, gathered into
  * buf (cap bytes at most); returns their count, 0 when some were not kept. */
 size_t ls_io_whole(const struct ls_ev_sock_io *e, size_t size, uint8_t *buf, size_t cap);

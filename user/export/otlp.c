@@ -34,7 +34,8 @@ struct item {
 	uint64_t connect; /* the handshake, laid just before the first byte */
 	char name[300], method[16], path[256], client[64], xrid[80];
 	const char *outcome;
-	int status;
+	int status, grpc_status;
+	enum ls_protocol protocol;
 	long client_port, server_port;
 	uint64_t comp[LS_C_N], sub[LS_S_N], ttft;
 };
@@ -195,6 +196,8 @@ static void fill_item(struct ls_otlp *o, const struct ls_request_view *v, struct
 	snprintf(it->xrid, sizeof(it->xrid), "%s", r->x_request_id);
 	it->outcome = ls_outcome_name(r->outcome);
 	it->status = r->status;
+	it->protocol = r->protocol;
+	it->grpc_status = r->grpc_status;
 	it->client_port = split_addr(r->client, it->client, sizeof(it->client));
 	it->server_port = split_addr(r->server, srv, sizeof(srv));
 	memcpy(it->comp, v->s->comp, sizeof(it->comp));
@@ -304,12 +307,23 @@ static void encode_item(struct enc *e, const struct item *it, Opentelemetry__Pro
 	s->flags = it->tflags | 0x100 | (it->has_parent ? 0x200 : 0); /* is_remote known */
 	if (it->has_parent)
 		s->parent_span_id = (ProtobufCBinaryData){8, (uint8_t *)it->parent};
-	if (strcmp(it->outcome, "ok") || it->status >= 500)
+	/* gRPC says a failed call in its trailers (the HTTP status stays 200):
+	 * semantic conventions mark a server span failed for these codes */
+	bool rpc_failed = it->protocol == LS_PROTO_GRPC &&
+			  (it->grpc_status == 2 || it->grpc_status == 4 || it->grpc_status == 12 ||
+			   it->grpc_status == 13 || it->grpc_status == 14 || it->grpc_status == 15);
+	if (strcmp(it->outcome, "ok") || it->status >= 500 || rpc_failed)
 		s->status = err;
 	attr(e, s, "http.request.method", it->method, 0, false);
 	attr(e, s, "url.path", it->path, 0, false);
 	if (it->status)
 		attr(e, s, "http.response.status_code", NULL, it->status, true);
+	attr(e, s, "network.protocol.version", it->protocol == LS_PROTO_HTTP1 ? "1.1" : "2", 0, false);
+	if (it->protocol == LS_PROTO_GRPC) {
+		attr(e, s, "rpc.system", "grpc", 0, false);
+		if (it->grpc_status >= 0)
+			attr(e, s, "rpc.grpc.status_code", NULL, it->grpc_status, true);
+	}
 	attr(e, s, "client.address", it->client, 0, false);
 	if (it->client_port > 0)
 		attr(e, s, "client.port", NULL, it->client_port, true);

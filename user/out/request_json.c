@@ -70,6 +70,7 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 		ls_jb_kv_str(b, "unparsed_why", r->unparsed_why, true);
 	ls_jb_kv_str(b, "x_request_id", r->x_request_id, true);
 	ls_jb_kv_str(b, "traceparent", r->traceparent, true);
+	ls_jb_kv_str(b, "forwarded_for", r->forwarded_for, true);
 	ls_jb_kv_u64(b, "start_ns", mark(r->t_start), true);
 	ls_jb_kv_u64(b, "total_ns", s.total, true);
 	ls_jb_kv_u64(b, "ttft_ns", s.ttft, true);

@@ -18,6 +18,8 @@
 #include "redact.h"
 #include "sockio.h"
 
+#define HELD_NS 100000000ull /* how long a record waits for the rest of a header frame */
+
 struct stream_state {
 	bool in_secret[2];
 	struct ls_body_conn body;
@@ -25,6 +27,10 @@ struct stream_state {
 	 * directions' frame readers, which scrub instead */
 	struct ls_h2 *h2[2];
 	struct ls_recorder *rec;
+	/* per direction, a record whose last bytes begin a header frame that
+	 * goes on in the next one: held back, unwritten, until then */
+	uint8_t *held[2];
+	size_t held_off[2], held_len[2]; /* the tail: its offset in the record */
 	bool seen;  /* a payload of it came by: a preface is no longer first */
 	bool http1; /* an HTTP/1.1 message began on it: not HTTP/2 */
 };
@@ -48,6 +54,8 @@ static struct stream_state *stream_get(struct ls_recorder *r, __u64 id)
 static void stream_free(struct stream_state *ss)
 {
 	if (ss) {
+		free(ss->held[0]);
+		free(ss->held[1]);
 		ls_body_free(&ss->body);
 		for (int d = 0; d < 2 && ss->h2[0]; d++) {
 			ls_h2_free(ss->h2[d]);
@@ -67,8 +75,17 @@ static void h2_request_head(void *ctx, uint32_t stream, const struct ls_h2_heade
 		ss->rec->request_heads++;
 }
 
-static const struct ls_h2_cb h2_requests = {.headers = h2_request_head};
-static const struct ls_h2_cb h2_responses = {0};
+/* The scrubber lost a connection's frames: counted, the first reason kept. */
+static void h2_lost(void *ctx, const char *why)
+{
+	struct stream_state *ss = ctx;
+
+	if (!ss->rec->h2_lost++)
+		snprintf(ss->rec->h2_lost_why, sizeof(ss->rec->h2_lost_why), "%s", why);
+}
+
+static const struct ls_h2_cb h2_requests = {.headers = h2_request_head, .lost = h2_lost};
+static const struct ls_h2_cb h2_responses = {.lost = h2_lost};
 
 /* The connection speaks HTTP/2: its payloads are scrubbed frame by frame
  * (out of memory: it stays with the HTTP/1.1 scrubber, which stars them). */
@@ -121,9 +138,102 @@ static void maybe_h2(struct ls_recorder *r, struct stream_state *ss, const struc
 	}
 }
 
+static void write_record(struct ls_recorder *r, const struct ls_hdr *h);
+
+/* Writes direction d's held record with its tail starred: what followed it
+ * never came (why), so its header frame cannot be read. */
+static void flush_held(struct ls_recorder *r, struct stream_state *ss, int d, const char *why)
+{
+	if (!ss->held[d])
+		return;
+	memset(ss->held[d] + ss->held_off[d], '*', ss->held_len[d]);
+	ls_h2_lose(ss->h2[d], why);
+	write_record(r, (const struct ls_hdr *)ss->held[d]);
+	free(ss->held[d]);
+	ss->held[d] = NULL;
+	r->nheld--;
+}
+
+void ls_recorder_flush_held(struct ls_recorder *r, __u64 before)
+{
+	r->oldest_held = UINT64_MAX;
+	for (size_t i = 0; i < r->streams.cap && r->nheld; i++) {
+		struct stream_state *ss = r->streams.keys[i] ? r->streams.vals[i] : NULL;
+		for (int d = 0; ss && d < 2; d++) {
+			__u64 ts = ss->held[d] ? ((const struct ls_hdr *)ss->held[d])->ts : 0;
+			if (ss->held[d] && ts < before)
+				flush_held(r, ss, d, "a header frame cut by a read or write whose rest "
+					   "did not come within 100 ms");
+			else if (ss->held[d] && ts < r->oldest_held)
+				r->oldest_held = ts;
+		}
+	}
+}
+
+/*
+ * An HTTP/2 record's payload, scrubbed frame by frame. A header frame cut
+ * by the end of the previous record of this direction (held back) is
+ * joined with this record's first bytes and read whole; a header frame cut
+ * by this record's end holds this one back in turn. Returns false when e is
+ * held (not to be written now).
+ */
+static bool scrub_h2(struct ls_recorder *r, struct stream_state *ss, struct ls_ev_sock_io *e,
+		     struct ls_io_piece *piece, int npieces)
+{
+	int d = e->dir == LS_IO_OUT, n = ls_io_join(piece, npieces), i = 0;
+	struct ls_h2 *h2 = ss->h2[d];
+	size_t took;
+
+	if (ss->held[d]) {
+		uint8_t *tail = ss->held[d] + ss->held_off[d];
+		size_t tl = ss->held_len[d], k = n ? piece[0].known : 0;
+		uint8_t *join = r->h2_join;
+		memcpy(join, tail, tl);
+		if (k)
+			memcpy(join + tl, piece[0].data, k);
+		took = ls_h2_scrub(h2, join, tl + k, tl + (n ? piece[0].total : 0));
+		if (took < tl + k) { /* cut again: more than two calls, not followed */
+			memset(join + took, '*', tl + k - took);
+			ls_h2_lose(h2, "a header frame over more than two reads or writes");
+		}
+		memcpy(tail, join, tl);
+		if (k)
+			memcpy(piece[0].data, join + tl, k);
+		write_record(r, (const struct ls_hdr *)ss->held[d]);
+		free(ss->held[d]);
+		ss->held[d] = NULL;
+		r->nheld--;
+		i = 1;
+	}
+	for (; i < n; i++) {
+		took = ls_h2_scrub(h2, piece[i].data, piece[i].known, piece[i].total);
+		if (took == piece[i].total)
+			continue;
+		/* the last piece, all known, ends inside a header frame */
+		uint8_t *copy = malloc(e->h.size);
+		if (!copy) {
+			memset(piece[i].data + took, '*', piece[i].known - took);
+			ls_h2_lose(h2, "out of memory");
+			return true;
+		}
+		memcpy(copy, e, e->h.size);
+		ss->held[d] = copy;
+		ss->held_off[d] = (size_t)(piece[i].data + took - (uint8_t *)e);
+		ss->held_len[d] = piece[i].known - took;
+		if (!r->nheld++ || e->h.ts < r->oldest_held)
+			r->oldest_held = e->h.ts;
+		return false;
+	}
+	return true;
+}
+
 /* A connection ended: its state goes. */
 static void stream_drop(struct ls_recorder *r, __u64 id)
 {
+	struct stream_state *ss = ls_idmap_get(&r->streams, id);
+
+	for (int d = 0; ss && d < 2; d++)
+		flush_held(r, ss, d, "the connection ended inside a header frame");
 	stream_free(ls_idmap_remove(&r->streams, id));
 }
 
@@ -318,6 +428,7 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 {
 	struct ls_recorder *r = ctx;
 	const struct ls_hdr *h = data;
+	bool held = false;
 
 	if (size < sizeof(*h) || h->size > size)
 		return 0;
@@ -346,8 +457,8 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 			r->request_heads++;
 		if (ss && !ss->h2[0])
 			maybe_h2(r, ss, e, piece, npieces);
-		for (int i = 0; i < npieces && ss && ss->h2[0]; i++)
-			ls_h2_scrub(ss->h2[resp], piece[i].data, piece[i].known, piece[i].total);
+		if (ss && ss->h2[0] && !scrub_h2(r, ss, e, piece, npieces))
+			held = true;
 		for (int i = 0; i < npieces && !(ss && ss->h2[0]); i++) {
 			struct ls_io_piece *p = &piece[i];
 			if (ss) {
@@ -363,7 +474,10 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 		}
 		h = &e->h;
 	}
-	write_record(r, h);
+	if (!held)
+		write_record(r, h);
+	if (r->nheld && h->ts > r->oldest_held + HELD_NS) /* a rest that did not come */
+		ls_recorder_flush_held(r, h->ts - HELD_NS);
 	if (h->type == LS_EV_TCP_STATE || h->type == LS_EV_PROC_EXIT)
 		watch_targets(r, h);
 	else if (h->type == LS_EV_TCP_DESTROY)

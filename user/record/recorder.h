@@ -48,6 +48,8 @@ struct ls_recorder {
 	__u64 per_type[LS_REC_MAX];
 	__u64 events;
 	__u64 request_heads; /* reads that began with a whole HTTP request line */
+	__u64 h2_lost;       /* HTTP/2 connections whose frames could not be followed */
+	char h2_lost_why[96]; /* the first one's reason */
 	/* processes announced: tracked at start or met listening on a followed
 	 * port; the -p targets, and how many of them still run */
 	pid_t *known;
@@ -74,6 +76,9 @@ struct ls_recorder {
 	_Alignas(8) unsigned char iobuf[sizeof(struct ls_ev_sock_io) + LS_IO_MAX_CAPTURE +
 					LS_IO_MAX_SEGS * sizeof(struct ls_io_seg)];
 	uint8_t h2_probe[LS_IO_MAX_CAPTURE]; /* a payload gathered to test for HTTP/2 frames */
+	uint8_t h2_join[2 * LS_IO_MAX_CAPTURE]; /* a held header frame and what follows it */
+	size_t nheld;          /* records held back for the rest of a header frame */
+	__u64 oldest_held;     /* the oldest one's time (when nheld) */
 };
 
 
@@ -90,6 +95,9 @@ void ls_recorder_stacks(struct ls_recorder *r, bool symbolize);
 void ls_recorder_mappings(struct ls_recorder *r);
 /* The per-CPU ring-buffer drop counters, cumulative. */
 void ls_recorder_drops(struct ls_recorder *r);
+/* Writes the records held back for the rest of an HTTP/2 header frame
+ * that are older than `before` (all: UINT64_MAX), their tails starred. */
+void ls_recorder_flush_held(struct ls_recorder *r, __u64 before);
 void ls_recorder_free(struct ls_recorder *r);
 
 /* Tracks pids and all their current descendants, their listeners followed.

@@ -494,6 +494,7 @@ static void stop_tracing(struct ls_session *s)
 	if (s->raw_tty)
 		tcsetattr(0, TCSANOW, &s->tio_old);
 	s->stop_ts = ls_now_ns(); /* tracing ends; stacks and symbols follow */
+	ls_recorder_flush_held(r, UINT64_MAX);
 	ls_recorder_drops(r);
 	ls_recorder_stacks(r, o->symbolize);
 	if (r->sym)
@@ -572,6 +573,10 @@ static int close_capture(struct ls_session *s)
 		fprintf(stderr, "  HTTP requests read by tracked processes: %llu%s\n",
 			(unsigned long long)r->request_heads,
 			r->request_heads ? "" : " (see latsplit report for why)");
+	if (r->h2_lost)
+		fprintf(stderr, "  HTTP/2 connections whose frames could not be followed (their bytes "
+			"after that point starred): %llu; the first: %s\n",
+			(unsigned long long)r->h2_lost, r->h2_lost_why);
 	replaced_warning(o->path, r->w_ino, r->w_dev);
 	return 0;
 }
