@@ -169,7 +169,7 @@ $PY "$ROOT/tools/vllm-shaped/server.py" --uds "$T/eng.sock" --ready-file "$T/uds
 UPID=$!
 CLEANUP+=("kill $UPID")
 wait_for_file "$T/uds.ready" 20 || { fail "servers.nginx_unix: engine did not start"; exit 0; }
-nginx_conf nginx_unix 'proxy_pass http://engine_uds; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off;'
+nginx_conf nginx_unix 'proxy_pass http://engine_uds; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;'
 sed -i "s|^  server {|  upstream engine_uds { server unix:$T/eng.sock; keepalive 8; }\n  server {|" "$T/ng-nginx_unix/nginx.conf"
 nginx -c "$T/ng-nginx_unix/nginx.conf" -e "$T/ng-nginx_unix/error.log" &
 NG=$!
@@ -183,3 +183,7 @@ load nginx_unix $NG_PORT
 stop_recording 0.5
 "$LS" report --json "$T/nginx_unix.data" >"$T/nginx_unix.jsonl" 2>/dev/null
 $PY "$ACC" servers.nginx_unix "$T/nginx_unix.jsonl" "$T/nginx_unix.lg" --inner unix
+# behind the proxy, the request names the client nginx served
+xff=$(grep -c '"forwarded_for":"127.0.0.1"' "$T/nginx_unix.jsonl")
+check "servers.forwarded_for: $xff of 24 requests at the engine name nginx's client (X-Forwarded-For 127.0.0.1)" \
+  [ "$xff" -eq 24 ]
