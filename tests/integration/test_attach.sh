@@ -8,7 +8,8 @@
 #    loop (neither ours), attached with `record -p PID`;
 #  - late: the server starts after `record --port` began;
 #  - restart: the server is restarted on the same port mid-recording: the
-#    requests of both processes are found;
+#    requests of both processes are found, and the text report has a row
+#    per server process;
 #  - nolistener: `--port` with nothing listening says so and keeps going;
 #    report explains the empty capture;
 #  - pid_exit: `record -p PID` says when PID exits and stops.
@@ -172,6 +173,11 @@ wait $RPID
 "$LS" report --json "$T/restart.data" >"$T/restart.jsonl"
 python3 "$CHECK" restart "$T/restart.jsonl" "$(window "$T/restart.data")" "$T/restart1.lg" \
   "$T/restart2.lg" --pids 2
+# two server processes: the text report breaks the latency down by server
+"$LS" report "$T/restart.data" >"$T/restart.txt"
+rows=$(sed -n '/^per server (ms):/,/^$/p' "$T/restart.txt" | grep -cE '^  [0-9.]+:8002 +[0-9]+ +10 ')
+check "attach.restart.per_server: the text report has a row for each server process (10 requests each): $rows of 2" \
+  [ "$rows" -eq 2 ]
 
 # --- nolistener ---
 "$LS" record --port 8003 -d 1 -o "$T/none.data" 2>"$T/none.log"; rc=$?

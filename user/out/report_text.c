@@ -24,6 +24,14 @@ struct client_stat {
 	struct ls_quant srtt;
 };
 
+/* One server: its address (unix sockets: "unix") and process. */
+struct server_stat {
+	char addr[64];
+	uint32_t pid;
+	uint64_t requests;
+	struct ls_quant total, ttft;
+};
+
 struct slow {
 	struct ls_request r;
 	struct ls_split s;
@@ -45,6 +53,8 @@ struct ls_report_text {
 	size_t nslow;
 	struct client_stat *cs;
 	size_t nc, capc;
+	struct server_stat *ss;
+	size_t nss, capss;
 };
 
 static void text_client(struct ls_report_text *t, const struct ls_request *r)
@@ -71,6 +81,27 @@ static void text_client(struct ls_report_text *t, const struct ls_request *r)
 	t->cs[k].bytes_out += r->bytes_out;
 	if (r->srtt_avg_us)
 		ls_quant_add(&t->cs[k].srtt, r->srtt_avg_us);
+}
+
+static void text_server(struct ls_report_text *t, const struct ls_request *r, const struct ls_split *s)
+{
+	const char *addr = r->server[0] ? r->server : "?";
+	size_t k;
+
+	for (k = 0; k < t->nss && (t->ss[k].pid != r->pid || strcmp(t->ss[k].addr, addr)); k++)
+		;
+	if (k == t->nss) {
+		GROW(t->ss, t->nss, t->capss);
+		memset(&t->ss[k], 0, sizeof(t->ss[k]));
+		snprintf(t->ss[k].addr, sizeof(t->ss[k].addr), "%s", addr);
+		t->ss[k].pid = r->pid;
+		t->nss++;
+	}
+	t->ss[k].requests++;
+	if (s->total != LS_NULL)
+		ls_quant_add(&t->ss[k].total, s->total);
+	if (s->ttft != LS_NULL)
+		ls_quant_add(&t->ss[k].ttft, s->ttft);
 }
 
 static void text_slowest(struct ls_report_text *t, const struct ls_request *r, const struct ls_split *s)
@@ -121,6 +152,7 @@ static int text_request(void *ctx, const struct ls_request_view *vw)
 		}
 	text_slowest(t, r, s);
 	text_client(t, r);
+	text_server(t, r, s);
 	return 0;
 }
 
@@ -133,6 +165,11 @@ void ls_report_text_free(struct ls_report_text *t)
 	for (size_t k = 0; k < t->nc; k++)
 		ls_quant_free(&t->cs[k].srtt);
 	free(t->cs);
+	for (size_t k = 0; k < t->nss; k++) {
+		ls_quant_free(&t->ss[k].total);
+		ls_quant_free(&t->ss[k].ttft);
+	}
+	free(t->ss);
 	free(t->slow);
 	free(t);
 }
@@ -178,6 +215,36 @@ static void per_client(FILE *rout, struct ls_report_text *t)
 		fprintf(rout, "  %-40s %9llu %9llu %11.1f %10s %10s\n", c->addr,
 		       (unsigned long long)c->requests, (unsigned long long)c->retrans,
 		       c->bytes_out ? c->retrans / (c->bytes_out / 1e6) : 0.0, p50, mx);
+	}
+}
+
+/* "12.345" ms at rank q of v, or "-" when it holds none. */
+static void rank_ms(char *buf, size_t len, struct ls_quant *v, double q)
+{
+	if (!v->count)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.3f", ls_quant_rank(v, (size_t)(v->count * q)) / 1e6);
+}
+
+/* More than one server (replicas on several ports, several processes):
+ * each one's requests and latency, so one slow replica shows. */
+static void per_server(FILE *rout, struct ls_report_text *t)
+{
+	if (t->nss < 2)
+		return;
+	fprintf(rout, "\nper server (ms):\n  %-28s %8s %9s %10s %10s %10s %10s\n", "server", "pid",
+		"requests", "total p50", "total p90", "total max", "ttft p50");
+	for (size_t k = 0; k < t->nss; k++) {
+		struct server_stat *v = &t->ss[k];
+		char p50[24], p90[24], mx[24] = "-", tp50[24];
+		rank_ms(p50, sizeof(p50), &v->total, 0.5);
+		rank_ms(p90, sizeof(p90), &v->total, 0.9);
+		rank_ms(tp50, sizeof(tp50), &v->ttft, 0.5);
+		if (v->total.count)
+			snprintf(mx, sizeof(mx), "%.3f", v->total.max / 1e6);
+		fprintf(rout, "  %-28s %8u %9llu %10s %10s %10s %10s\n", v->addr, v->pid,
+			(unsigned long long)v->requests, p50, p90, mx, tp50);
 	}
 }
 
@@ -330,6 +397,7 @@ void ls_report_text_print(FILE *rout, struct ls_report_text *t, struct ls_analys
 	}
 	gpu_summary(rout, tl, span_ns);
 	per_client(rout, t);
+	per_server(rout, t);
 	if (cst->retrans_unattributed)
 		fprintf(rout, "  %llu retransmitted segments on connections that carried no request\n",
 		       (unsigned long long)cst->retrans_unattributed);
