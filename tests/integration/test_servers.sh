@@ -160,6 +160,14 @@ nginx_conf nginx_keepalive 'proxy_pass http://engine; proxy_http_version 1.1; pr
 nginx_run nginx_keepalive
 nginx_conf nginx_defaults "proxy_pass http://127.0.0.1:$ENG_PORT;"
 nginx_run nginx_defaults
+# traced at nginx, its connections to the engine are upstream, not opaque
+for n in nginx_keepalive nginx_defaults; do
+  "$LS" report "$T/$n.data" >"$T/$n.txt" 2>&1
+  up=$(grep -o '[0-9]* upstream connections: the tracked process sent' "$T/$n.txt" | cut -d' ' -f1)
+  opaque=$(grep -o '([0-9]* opaque' "$T/$n.txt" | tr -d '(' | cut -d' ' -f1)
+  check "servers.$n.upstream: nginx's connections to the engine named upstream: ${up:-0}; opaque: ${opaque:-?}" \
+    [ "${up:-0}" -ge 1 -a "${opaque:-1}" -eq 0 ]
+done
 
 # nginx -> engine over a unix socket, traced at the engine alone (-p); the
 # workers (user nobody) must reach the socket in $T

@@ -4,7 +4,8 @@
  * are untrusted (a crafted 0xF0000000 once sized an array by it and
  * aborted); connections met mid-flight (conn_adopt) start parsing at the next
  * whole start line, show the response in flight as partial, and feed bytes
- * that no record showed as a gap.
+ * that no record showed as a gap; connections the process opened as a
+ * client are upstream, not split and not opaque.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -196,12 +197,37 @@ static void test_keepalive_emits_as_it_goes(void **state)
 	assert_int_equal(s.rtx[n - 1], 1);
 }
 
+/* A connection on which the tracked process wrote the first request (a
+ * proxy's upstream, HTTP/1.1 or HTTP/2) is upstream: counted, not split, not
+ * opaque; a server's connection beside it is split as ever. */
+static void test_upstream_connections(void **state)
+{
+	struct seen s = {0};
+	struct ls_corr *c = ls_corr_new(on_req, &s);
+	const struct ls_corr_stats *st = ls_corr_stats(c);
+
+	(void)state;
+	io(c, 7, LS_IO_OUT, 0, "POST /v1/completions HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+	io(c, 7, LS_IO_IN, 0, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	io(c, 8, LS_IO_OUT, 0, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+	io(c, 9, LS_IO_IN, 0, "GET /x HTTP/1.1\r\n\r\n");
+	io(c, 9, LS_IO_OUT, 0, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	ls_corr_finish(c);
+	assert_int_equal(st->conns_upstream, 2);
+	assert_int_equal(st->conns_opaque, 0);
+	assert_int_equal(st->conns_http, 1);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.paths[0], "/x");
+	ls_corr_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_untrusted_conn_ids),
 		cmocka_unit_test(test_adopted_mid_stream),
 		cmocka_unit_test(test_keepalive_emits_as_it_goes),
+		cmocka_unit_test(test_upstream_connections),
 	};
 	return cmocka_run_group_tests_name("requests", tests, NULL, NULL);
 }

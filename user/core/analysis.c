@@ -399,6 +399,10 @@ bool ls_analysis_why_empty(const struct ls_analysis *a, uint32_t sources, char *
 	else if (!cst->conns)
 		snprintf(buf, len, "no connection of a tracked process was seen: nothing was served "
 			 "on a tracked port while recording (check -p/--port, or record during load)");
+	else if (!cst->conns_http && cst->conns_upstream && !cst->conns_opaque)
+		snprintf(buf, len, "the tracked processes only sent requests (%llu upstream connections): "
+			 "they are clients or proxies here; track the server's port (--port) or pid (-p)",
+			 (unsigned long long)cst->conns_upstream);
 	else if (!cst->conns_http && cst->conns_opaque)
 		snprintf(buf, len, "%llu connections carried neither plaintext HTTP/1.1 nor cleartext "
 			 "HTTP/2 (TLS or another protocol): latsplit rebuilds those only",

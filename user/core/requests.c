@@ -122,6 +122,7 @@ struct conn {
 	bool io_blocked_taken;
 
 	bool opaque, reset, peer_eof, http;
+	bool upstream; /* the tracked process sent the first request: it is the client here */
 	bool unix_sk; /* an AF_UNIX stream (LS_ADOPT_UNIX): ends at its close */
 	bool emitted_any; /* a request of it has left early (emit_answered) */
 	uint64_t resets;
@@ -928,10 +929,29 @@ static void feed_call(struct conn *cn, struct ls_http_parser *p, const struct ls
 	cn->io = NULL;
 }
 
+/* A connection whose first payload is a request the tracked process wrote
+ * (HTTP/1.1 or HTTP/2's preface): a proxy's hop to its upstream, or the
+ * process's own client call. Its requests are not this process's to split. */
+static bool is_upstream(struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	struct ls_io_piece piece[LS_IO_MAX_PIECES];
+
+	if (cn->upstream)
+		return true;
+	if (cn->rx || cn->h2rx || cn->adopted || e->dir != LS_IO_OUT ||
+	    ls_io_pieces(e, e->h.size, piece) < 1)
+		return false;
+	cn->upstream = ls_http_starts_message(LS_HTTP_REQUEST, piece[0].data, piece[0].known) ||
+		       ls_h2_starts(piece[0].data, piece[0].known, true);
+	return cn->upstream;
+}
+
 static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 {
 	struct ls_http_parser *p;
 
+	if (is_upstream(cn, e))
+		return;
 	if (ensure_h2(cn, e)) {
 		on_h2_io(cn, e);
 		return;
@@ -1405,6 +1425,8 @@ static void finish_conn(struct ls_corr *c, struct conn *cn, bool capture_end)
 	for (size_t i = 0; i < cn->nreqs; i++)
 		finish_request(cn, cn->reqs[i], capture_end);
 	attribute_retransmits(c, cn);
+	if (cn->upstream)
+		c->st.conns_upstream++;
 	if (cn->http)
 		c->st.conns_http++;
 	if (cn->opaque)

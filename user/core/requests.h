@@ -115,6 +115,7 @@ struct ls_corr_stats {
 	uint64_t conns_adopted; /* met mid-flight: established before the capture */
 	uint64_t conns_unix;    /* AF_UNIX stream sockets that carried HTTP */
 	uint64_t conns_h2_midflight; /* HTTP/2 met mid-flight: streams partial (no HPACK state) */
+	uint64_t conns_upstream; /* the tracked process was the client (a proxy's upstream hop) */
 	uint64_t requests, requests_partial;
 	uint64_t http_sync_lost;
 	uint64_t requests_unparsed; /* a message cut by sync loss (LS_REQ_UNPARSED) */

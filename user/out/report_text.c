@@ -324,6 +324,11 @@ void ls_report_text_print(FILE *rout, struct ls_report_text *t, struct ls_analys
 		fprintf(rout, "\n  %llu connections met mid-flight (established before the capture); "
 		       "%llu stream bytes moved unseen",
 		       (unsigned long long)cst->conns_adopted, (unsigned long long)cst->unseen_bytes);
+	if (cst->conns_upstream)
+		fprintf(rout, "\n  %llu upstream connections: the tracked process sent the requests on them "
+		       "(a proxy's hop to its upstream, or its own client calls); not split here, trace "
+		       "the upstream's port to split them",
+		       (unsigned long long)cst->conns_upstream);
 	if (cst->conns_h2_midflight)
 		fprintf(rout, "\n  %llu HTTP/2 connections met mid-flight: their streams are partial (the "
 		       "header compression state began before the capture, so no header can be read)",
