@@ -16,7 +16,7 @@
 # Truth: the clients' own marks (client_accuracy.py): every request found
 # once, ok, exact sums, total and TTFT within max(1 ms, 2%).
 source "$(dirname "$0")/lib.sh"
-require_root h2.grpc h2.node h2.secrets h2.midflight
+require_root h2.grpc h2.node h2.secrets h2.capture_bodies h2.midflight
 PY=/usr/bin/python3
 ACC=$ROOT/tests/integration/client_accuracy.py
 
@@ -50,9 +50,22 @@ PY
   control=$(grep -ac 'PLANTCONTROL' "$T/grpc.raw")
   check "h2.secrets: gRPC authorization, prompt and tokens in the raw capture: ${leaks:-none}; the raw control field found: $control" \
     [ -z "$leaks" -a "$control" -gt 0 ]
+  # --capture-bodies keeps the messages: the scrubbing above is what removed them
+  "$LS" record -o "$T/bodies.data" --capture-bodies -- $PY "$ROOT/tools/servers/grpc-stream.py" \
+    --port 18484 --ready-file "$T/bodies.ready" 2>/dev/null &
+  RPID=$!
+  CLEANUP+=("kill -INT $RPID")
+  wait_for_file "$T/bodies.ready" 10
+  $PY "$ROOT/tests/integration/grpc_client.py" 127.0.0.1:18484 "$T/bodies.lg" -c 1 -n 1 \
+    --prompt "PLANTEDPROMPT0009 kept" 2>/dev/null
+  stop_recording 0.5
+  python3 "$ROOT/tests/integration/rawcap.py" "$T/bodies.data" >"$T/bodies.raw"
+  check "h2.capture_bodies: with --capture-bodies the gRPC request message (its prompt) is kept" \
+    grep -aq "PLANTEDPROMPT0009 kept" "$T/bodies.raw"
 else
   skip "h2.grpc: python3-grpcio is not installed (tools/install-test-deps.sh)"
   skip "h2.secrets: python3-grpcio is not installed (tools/install-test-deps.sh)"
+  skip "h2.capture_bodies: python3-grpcio is not installed (tools/install-test-deps.sh)"
 fi
 
 # --- Node http2, SSE

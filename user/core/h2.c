@@ -563,7 +563,7 @@ static void scrub_payload(struct ls_h2 *p, uint8_t *s, size_t k, size_t avail)
 		memset(s, '*', k);
 		return;
 	}
-	if (p->type != T_DATA)
+	if (p->type != T_DATA || p->keep_data)
 		return;
 	for (size_t j = 0; j < k; j++, off++) {
 		if (off == start)

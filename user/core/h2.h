@@ -75,6 +75,7 @@ struct ls_h2 {
 	/* scrubbing (ls_h2_scrub): the piece being rewritten, whether this
 	 * frame's header block was redacted in place, or is starred whole */
 	uint8_t *scrub;
+	bool keep_data; /* --capture-bodies: DATA payloads are kept */
 	bool block_scrubbed, star_payload, keep_marker;
 	uint64_t secrets; /* header values redacted */
 };

@@ -33,6 +33,7 @@ struct stream_state {
 	size_t held_off[2], held_len[2]; /* the tail: its offset in the record */
 	bool seen;  /* a payload of it came by: a preface is no longer first */
 	bool http1; /* an HTTP/1.1 message began on it: not HTTP/2 */
+	bool upstream; /* the tracked process wrote its first request: requests go out */
 };
 
 /* The redaction state of a connection, created on first use (NULL: out of
@@ -103,14 +104,17 @@ static void h2_begin(struct ls_recorder *r, struct stream_state *ss)
 		return;
 	}
 	rx->peer = tx, tx->peer = rx;
+	rx->keep_data = tx->keep_data = r->capture_bodies;
 	ss->rec = r;
 	ss->h2[0] = rx, ss->h2[1] = tx;
 }
 
-/* Does this payload begin HTTP/2 on its connection? The first payload a
- * preface; or, before any HTTP/1.1 message (a connection met mid-flight),
- * one of whole frames: then header blocks cannot be read, and are starred. */
-static void maybe_h2(struct ls_recorder *r, struct stream_state *ss, const struct ls_ev_sock_io *e,
+/* What a connection carries, from its payloads: the first one a request the
+ * process wrote (an upstream connection: requests go out, responses come
+ * in), or an HTTP/2 preface; or, before any HTTP/1.1 message (a connection
+ * met mid-flight), whole HTTP/2 frames: then header blocks cannot be read,
+ * and are starred. */
+static void classify(struct ls_recorder *r, struct stream_state *ss, const struct ls_ev_sock_io *e,
 		     const struct ls_io_piece *piece, int npieces)
 {
 	bool first = !ss->seen;
@@ -119,6 +123,11 @@ static void maybe_h2(struct ls_recorder *r, struct stream_state *ss, const struc
 	ss->seen = true;
 	if (ss->http1 || !npieces)
 		return;
+	if (first && e->dir == LS_IO_OUT &&
+	    ls_http_starts_message(LS_HTTP_REQUEST, piece[0].data, piece[0].known)) {
+		ss->http1 = ss->upstream = true; /* a proxy's hop to its upstream */
+		return;
+	}
 	if (first && ls_h2_starts(piece[0].data, piece[0].known, e->dir == LS_IO_IN)) {
 		h2_begin(r, ss);
 		return;
@@ -451,12 +460,14 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 		memcpy(r->iobuf, h, h->size);
 		npieces = ls_io_pieces(e, h->size, piece);
 		struct stream_state *ss = stream_get(r, e->conn_id);
-		bool resp = e->dir == LS_IO_OUT;
 		if (e->dir == LS_IO_IN && npieces &&
 		    ls_http_starts_message(LS_HTTP_REQUEST, piece[0].data, piece[0].known))
 			r->request_heads++;
 		if (ss && !ss->h2[0])
-			maybe_h2(r, ss, e, piece, npieces);
+			classify(r, ss, e, piece, npieces);
+		/* responses are what the process writes, but on its upstream
+		 * connections, what it reads */
+		bool resp = (e->dir == LS_IO_OUT) != (ss && ss->upstream);
 		if (ss && ss->h2[0] && !scrub_h2(r, ss, e, piece, npieces))
 			held = true;
 		for (int i = 0; i < npieces && !(ss && ss->h2[0]); i++) {
