@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """A grpcio client of tools/servers/grpc-stream.py that logs its own marks
 in loadgen's format (one JSON line per RPC: x_request_id, total_ns from the
-call to the stream's end, ttft_ns to the first message, the calling
-thread's waits for a CPU in between, from schedstat, as first_wait_ns and
-end_wait_ns, and the time call() took to start the call as start_wait_ns). C threads share one channel: one HTTP/2 connection carries
-their streams at once.
+call to the stream's end, ttft_ns to the first message, the waits for a
+CPU in between of the calling thread and of gRPC's core threads (they carry
+the bytes), from schedstat, as first_wait_ns and end_wait_ns, and the time
+call() took to start the call as start_wait_ns). C threads share one
+channel: one HTTP/2 connection carries their streams at once.
 
   grpc_client.py HOST:PORT OUT.jsonl -c C -n N [--tokens T --token-ms MS --prefill-ms MS]
                  [--prompt TEXT] [--meta NAME=VALUE]...
@@ -12,6 +13,7 @@ their streams at once.
 import argparse
 import gc
 import json
+import os
 import sys
 import threading
 import time
@@ -19,11 +21,32 @@ import time
 import grpc
 
 
-def run_delay():
-    return int(open("/proc/thread-self/schedstat").read().split()[1])
+def run_delays():
+    """Each thread's time waiting for a CPU (schedstat), by thread: gRPC's
+    core reads the socket and hands messages over in threads of its own, so
+    the calling thread's count alone misses a wait that delays its mark."""
+    got = {}
+    for t in os.listdir("/proc/self/task"):
+        try:
+            got[t] = int(open(f"/proc/self/task/{t}/schedstat").read().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass  # a thread that ended
+    return got
+
+
+WORKERS = set()  # the other calling threads' ids: their waits are not this call's
+
+
+def waited(since):
+    """CPU waits since `since` (run_delays()) of this thread and of gRPC's
+    own threads; a thread that ended meanwhile takes its waits with it."""
+    me = str(threading.get_native_id())
+    return sum(max(0, v - since.get(t, 0)) for t, v in run_delays().items()
+               if t == me or t not in WORKERS)
 
 
 def worker(call, a, k, out, lock):
+    WORKERS.add(str(threading.get_native_id()))
     # unlogged first calls: grpcio sets up its per-thread paths (the first
     # call's marks came 1.5 ms late)
     for i in range(3):
@@ -31,7 +54,7 @@ def worker(call, a, k, out, lock):
             pass
     for i in range(a.n):
         xid = f"{a.id_prefix}{k}-{i}"
-        d0 = run_delay()
+        d0 = run_delays()
         t0 = time.monotonic_ns()
         first = first_wait = None
         n = 0
@@ -46,11 +69,11 @@ def worker(call, a, k, out, lock):
             for _ in it:
                 if first is None:
                     first = time.monotonic_ns()
-                    first_wait = run_delay() - d0
+                    first_wait = waited(d0)
                 n += 1
             t1 = time.monotonic_ns()
             rec.update(total_ns=t1 - t0, ttft_ns=first - t0, start_wait_ns=started,
-                       first_wait_ns=first_wait, end_wait_ns=run_delay() - d0, tokens=n, status=0)
+                       first_wait_ns=first_wait, end_wait_ns=waited(d0), tokens=n, status=0)
         except grpc.RpcError as e:
             rec.update(error=str(e.code()))
         with lock:
