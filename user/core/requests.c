@@ -123,6 +123,7 @@ struct conn {
 
 	bool opaque, reset, peer_eof, http;
 	bool upstream; /* the tracked process sent the first request: it is the client here */
+	uint8_t h2_probes; /* met mid-flight: payloads tested for whole HTTP/2 frames */
 	bool unix_sk; /* an AF_UNIX stream (LS_ADOPT_UNIX): ends at its close */
 	bool emitted_any; /* a request of it has left early (emit_answered) */
 	uint64_t resets;
@@ -802,6 +803,9 @@ static bool ensure_h2(struct conn *cn, const struct ls_ev_sock_io *e)
 	if (cn->h2rx)
 		return true;
 	if (cn->adopted && !cn->nreqs && !cn->tx_synced) {
+		if (cn->h2_probes >= 16) /* as the recorder: it stops testing there */
+			return false;
+		cn->h2_probes++;
 		n = ls_io_whole(e, e->h.size, whole, sizeof(whole));
 		midflight = ls_h2_whole_frames(whole, n, n);
 		if (!midflight)

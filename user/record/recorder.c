@@ -19,6 +19,7 @@
 #include "sockio.h"
 
 #define HELD_NS 100000000ull /* how long a record waits for the rest of a header frame */
+#define H2_PROBES 16         /* payloads of a connection tested for HTTP/2 met mid-flight */
 
 struct stream_state {
 	bool in_secret[2];
@@ -34,6 +35,7 @@ struct stream_state {
 	bool seen;  /* a payload of it came by: a preface is no longer first */
 	bool http1; /* an HTTP/1.1 message began on it: not HTTP/2 */
 	bool upstream; /* the tracked process wrote its first request: requests go out */
+	uint8_t probes; /* payloads tested for whole HTTP/2 frames (a connection met mid-flight) */
 };
 
 /* The redaction state of a connection, created on first use (NULL: out of
@@ -137,6 +139,8 @@ static void classify(struct ls_recorder *r, struct stream_state *ss, const struc
 		ss->http1 = true;
 		return;
 	}
+	if (ss->probes++ >= H2_PROBES) /* not HTTP/2 by now: stop paying for the test */
+		return;
 	n = ls_io_whole(e, e->h.size, r->h2_probe, sizeof(r->h2_probe));
 	if (!ls_h2_whole_frames(r->h2_probe, n, n))
 		return;
