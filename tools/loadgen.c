@@ -9,8 +9,10 @@
  *
  * A mark is taken when this thread runs after recv() returns, late by any
  * time the woken thread waited for a CPU. That wait is the kernel's own
- * count (run_delay in /proc/thread-self/schedstat, CONFIG_SCHED_INFO) across
- * the recv() that brought the bytes: first_wait_ns and end_wait_ns, so a
+ * count (run_delay in /proc/thread-self/schedstat, CONFIG_SCHED_INFO), plus
+ * the machine's stolen time (/proc/stat: a hypervisor's, invisible to
+ * schedstat), across the recv() that brought the bytes: first_wait_ns and
+ * end_wait_ns, so a
  * checker can take the client's mark as the range [mark - wait, mark]. The
  * start mark is taken before connect() and send(): start_wait_ns is the CPU
  * wait until the send returned (the request may have left that much later).
@@ -115,9 +117,32 @@ struct rbuf {
 	unsigned long long recv_d0;   /* run_delay before the last recv */
 };
 
-/* This thread's run_delay (ns spent runnable, waiting for a CPU), 0 when the
- * kernel has no schedstat. A mark's wait is run_delay at the mark minus
- * run_delay before the recv that brought its bytes. */
+/* The machine's stolen time in ns (/proc/stat's steal, all CPUs, in clock
+ * ticks): the hypervisor ran others; no schedstat shows it, and a mark taken
+ * after it is late by it. 0 when unknown. */
+static unsigned long long steal_ns(void)
+{
+	static int fd = -2;
+	char s[256];
+	unsigned long long v[8];
+	ssize_t n;
+
+	if (fd == -2)
+		fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : pread(fd, s, sizeof(s) - 1, 0);
+	if (n <= 0)
+		return 0;
+	s[n] = '\0';
+	if (sscanf(s, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) != 8)
+		return 0;
+	return v[7] * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+/* This thread's run_delay (ns spent runnable, waiting for a CPU) plus the
+ * machine's stolen time, 0 when the kernel has no schedstat. A mark's wait
+ * is run_delay at the mark minus run_delay before the recv that brought its
+ * bytes. */
 static unsigned long long run_delay(int fd)
 {
 	char s[128];
@@ -127,7 +152,7 @@ static unsigned long long run_delay(int fd)
 	if (n <= 0)
 		return 0;
 	s[n] = '\0';
-	return sscanf(s, "%llu %llu", &on_cpu, &delay) == 2 ? delay : 0;
+	return sscanf(s, "%llu %llu", &on_cpu, &delay) == 2 ? delay + steal_ns() : 0;
 }
 
 static int fill(int fd, struct rbuf *b, struct result *r)
@@ -410,6 +435,7 @@ int main(int argc, char **argv)
 		deadline = now_ns() + (unsigned long long)(cfg.duration * 1e9);
 	t_begin = now_ns();
 	pthread_t *th = calloc(cfg.concurrency, sizeof(*th));
+	steal_ns(); /* opens /proc/stat once, before the workers read it */
 	for (int i = 0; i < cfg.concurrency; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(long)i);
 	for (int i = 0; i < cfg.concurrency; i++)
