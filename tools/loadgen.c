@@ -16,6 +16,12 @@
  * checker can take the client's mark as the range [mark - wait, mark]. The
  * start mark is taken before connect() and send(): start_wait_ns is the CPU
  * wait until the send returned (the request may have left that much later).
+ *
+ * The kernel also stamps each received segment when it reached this host
+ * (SO_TIMESTAMPNS, taken before the receive softirq ran: a deferred softirq
+ * delays the wake-up of a thread that is not yet runnable, which no
+ * run_delay shows). A mark's wait is at least the time from the stamp of
+ * the last segment its recv() returned to the mark.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -62,7 +68,7 @@ struct result {
 	long id;
 	int worker;
 	unsigned long long start, first, end;
-	unsigned long long first_wait, end_wait; /* run_delay across the recv that ended it */
+	unsigned long long first_wait, end_wait; /* how late the mark may be (mark_wait) */
 	unsigned long long start_wait;           /* run_delay from start until the send returned */
 	int status;
 	long bytes_out, bytes_in;
@@ -101,6 +107,7 @@ static int connect_server(unsigned short *local_port)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		close(fd);
 		return -1;
@@ -115,6 +122,7 @@ struct rbuf {
 	size_t len;
 	int schedstat;                /* /proc/thread-self/schedstat, -1 without */
 	unsigned long long recv_d0;   /* run_delay before the last recv */
+	unsigned long long rx_mono;   /* the last recv's newest segment reached the host, 0 unknown */
 };
 
 /* The machine's stolen time in ns (/proc/stat's steal, all CPUs, in clock
@@ -155,16 +163,45 @@ static unsigned long long run_delay(int fd)
 	return sscanf(s, "%llu %llu", &on_cpu, &delay) == 2 ? delay + steal_ns() : 0;
 }
 
+/* How late a mark taken now may be: this thread's CPU wait across the recv
+ * that brought the bytes, or the time since they reached the host. */
+static unsigned long long mark_wait(const struct rbuf *b, unsigned long long mark)
+{
+	unsigned long long w = run_delay(b->schedstat) - b->recv_d0;
+
+	if (b->rx_mono && mark > b->rx_mono && mark - b->rx_mono > w)
+		w = mark - b->rx_mono;
+	return w;
+}
+
 static int fill(int fd, struct rbuf *b, struct result *r)
 {
 	ssize_t n;
 
 	if (b->len == sizeof(b->data))
 		return -1;
+	char cbuf[CMSG_SPACE(sizeof(struct timespec))];
+	struct iovec iov = {b->data + b->len, sizeof(b->data) - b->len};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			   .msg_controllen = sizeof(cbuf)};
+
 	b->recv_d0 = run_delay(b->schedstat);
-	n = recv(fd, b->data + b->len, sizeof(b->data) - b->len, 0);
+	n = recvmsg(fd, &m, 0);
 	if (n <= 0)
 		return -1;
+	b->rx_mono = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec st, rt;
+			unsigned long long mono = now_ns(), stamp, real;
+
+			memcpy(&st, CMSG_DATA(c), sizeof(st));
+			clock_gettime(CLOCK_REALTIME, &rt);
+			stamp = st.tv_sec * 1000000000ull + st.tv_nsec;
+			real = rt.tv_sec * 1000000000ull + rt.tv_nsec;
+			if (stamp && stamp <= real && real - stamp < mono)
+				b->rx_mono = mono - (real - stamp);
+		}
 	b->len += n;
 	r->bytes_in += n;
 	return 0;
@@ -186,7 +223,7 @@ static int count_events(const char *p, size_t len, struct result *r, const struc
 		}
 	if (events && !r->first) {
 		r->first = now_ns();
-		r->first_wait = run_delay(b->schedstat) - b->recv_d0;
+		r->first_wait = mark_wait(b, r->first);
 	}
 	r->tokens += events;
 	return events;
@@ -224,7 +261,7 @@ static bool read_response(int fd, struct rbuf *b, struct result *r, bool *server
 				return false;
 		if (clen > 0 && !r->first) {
 			r->first = now_ns();
-			r->first_wait = run_delay(b->schedstat) - b->recv_d0;
+			r->first_wait = mark_wait(b, r->first);
 		}
 		while ((long)b->len < clen) {
 			/* large body: drain in place */
@@ -345,7 +382,7 @@ static void *worker(void *arg)
 				r.error = errno == EAGAIN ? "timeout" : "response";
 		}
 		r.end = now_ns();
-		r.end_wait = run_delay(b->schedstat) - b->recv_d0;
+		r.end_wait = mark_wait(b, r.end);
 		emit(&r);
 		if (r.error || server_close || !cfg.keepalive) {
 			if (fd >= 0)
