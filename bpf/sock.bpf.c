@@ -533,3 +533,123 @@ int enter_close(struct trace_event_raw_sys_enter *ctx)
 		bpf_map_delete_elem(&conns, &key);
 	return 0;
 }
+
+/*
+ * TLS plaintext: uprobes on the libssl a tracked process maps (attached per
+ * file by the loader). Entry keeps the buffer; the return emits the bytes
+ * the call moved as a sock_io record with call LS_IO_SSL_READ/WRITE, the
+ * SSL * in skaddr and no conn: the recorder ties it to its connection (by
+ * the socket syscall inside the call, or the ciphertext the thread read
+ * before it). SSL_read/SSL_write return the length; the _ex forms return 1
+ * and store it through their fourth argument.
+ */
+struct tls_inflight {
+	__u64 ssl, buf, len_ptr, ts_enter;
+	__u16 dir, pad[3];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct tls_inflight);
+} tls_inflight SEC(".maps");
+
+static __always_inline int tls_enter(__u64 ssl, __u64 buf, __u64 len_ptr, __u16 dir)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct tls_inflight t = {.ssl = ssl, .buf = buf, .len_ptr = len_ptr, .dir = dir};
+
+	if (!tgid_tracked(id >> 32))
+		return 0;
+	t.ts_enter = bpf_ktime_get_ns();
+	bpf_map_update_elem(&tls_inflight, &tid, &t, BPF_ANY);
+	return 0;
+}
+
+/* SSL_read/SSL_write(ssl, buf, num); the _ex forms add a size_t *. */
+#define SSL_ENTER(name, len_ptr, dir)                                                      \
+	SEC("uprobe")                                                                      \
+	int BPF_KPROBE(name)                                                               \
+	{                                                                                  \
+		return tls_enter(PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx), len_ptr, dir);    \
+	}
+SSL_ENTER(ssl_read_enter, 0, LS_IO_IN)
+SSL_ENTER(ssl_read_ex_enter, PT_REGS_PARM4(ctx), LS_IO_IN)
+SSL_ENTER(ssl_write_enter, 0, LS_IO_OUT)
+SSL_ENTER(ssl_write_ex_enter, PT_REGS_PARM4(ctx), LS_IO_OUT)
+
+/* SSL_do_handshake(ssl): which SSL * the thread works on, before any
+ * plaintext (the recorder ties it to the connection just read). */
+SEC("uprobe")
+int BPF_KPROBE(ssl_handshake_enter, void *ssl)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ls_ev_sock_io *e;
+
+	if (!tgid_tracked(id >> 32))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	__builtin_memset(e, 0, sizeof(*e));
+	fill_hdr(&e->h, LS_EV_SOCK_IO, sizeof(*e));
+	e->skaddr = (__u64)ssl;
+	e->ts_enter = e->h.ts;
+	e->fd = ~0u;
+	e->dir = LS_IO_IN;
+	e->call = LS_IO_SSL_HANDSHAKE;
+	submit(e);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(ssl_exit, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0, n;
+	struct tls_inflight *t = bpf_map_lookup_elem(&tls_inflight, &tid);
+	struct io_inflight io = {};
+	struct io_record *rec;
+	__u64 len = 0, size;
+	__u16 nseg;
+
+	if (!t)
+		return 0;
+	if (t->len_ptr) {
+		if ((int)ret == 1)
+			bpf_probe_read_user(&len, sizeof(len), (void *)t->len_ptr);
+	} else if ((int)ret > 0) {
+		len = (__u32)(int)ret;
+	}
+	if (!len || len > 0x7fffffff)
+		goto out;
+	rec = bpf_map_lookup_elem(&io_scratch, &zero);
+	if (!rec)
+		goto out;
+	io.buf = t->buf;
+	io.call = LS_IO_READ; /* one plain buffer */
+	fill_hdr(&rec->e.h, LS_EV_SOCK_IO, 0);
+	rec->e.conn_id = 0;
+	rec->e.skaddr = t->ssl;
+	rec->e.ts_enter = t->ts_enter;
+	rec->e.blocked_ns = 0;
+	rec->e.fd = ~0u;
+	rec->e.bytes = len;
+	rec->e.dir = t->dir;
+	rec->e.call = t->dir == LS_IO_IN ? LS_IO_SSL_READ : LS_IO_SSL_WRITE;
+	rec->e.seq = 0;
+	rec->e.pad2 = 0;
+	n = copy_payload(rec, &io, len, &nseg);
+	rec->e.cap_len = n;
+	rec->e.nseg = nseg;
+	size = sizeof(rec->e) + ((n + 7) & ~7ull) + (__u64)nseg * sizeof(struct ls_io_seg);
+	rec->e.h.size = size;
+	if (size > sizeof(rec->e) + sizeof(rec->data))
+		goto out;
+	if (bpf_ringbuf_output(&events, rec, size, wakeup_flags()))
+		count_drop();
+out:
+	bpf_map_delete_elem(&tls_inflight, &tid);
+	return 0;
+}

@@ -21,7 +21,7 @@ PKGS=(
   libcmocka-dev libclang-rt-14-dev libbpf-tools curl time git debootstrap
   qemu-system-x86 busybox-static cpio tmux
   python3-fastapi python3-uvicorn python3-zmq python3-numpy python3-uvloop python3-httptools python3-grpcio
-  nginx-light nodejs prometheus chromium protobuf-compiler g++
+  nginx-light nodejs prometheus chromium protobuf-compiler g++ openssl
 )
 command -v npm >/dev/null || PKGS+=(npm) # a machine's own npm will do
 # libc's debug file (test_debug_syms): must match the installed libc6 to

@@ -227,6 +227,13 @@ enum ls_io_call {
 	LS_IO_READ, LS_IO_READV, LS_IO_RECVFROM, LS_IO_RECVMSG,
 	LS_IO_WRITE, LS_IO_WRITEV, LS_IO_SENDTO, LS_IO_SENDMSG,
 	LS_IO_SENDFILE, LS_IO_SPLICE, LS_IO_SENDMMSG, LS_IO_RECVMMSG,
+	/* plaintext through the process's own libssl (uprobes on SSL_read[_ex]
+	 * and SSL_write[_ex]): skaddr is the SSL *, fd and seq are unknown
+	 * (~0, 0); the recorder ties it to its TCP connection (conn_id) */
+	LS_IO_SSL_READ, LS_IO_SSL_WRITE,
+	/* SSL_do_handshake entered (no bytes): the recorder ties the SSL * to
+	 * the connection whose handshake bytes the thread read; never written */
+	LS_IO_SSL_HANDSHAKE,
 };
 #define LS_IO_MAX_CAPTURE 4096
 /* iovecs of one call whose bytes are copied (IOV_MAX is 1024: the rest of

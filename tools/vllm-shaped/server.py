@@ -48,6 +48,8 @@ ap.add_argument("--no-engine-events", action="store_true")
 ap.add_argument("--loop", default="uvloop", choices=["uvloop", "asyncio"])
 ap.add_argument("--http", default="httptools", choices=["httptools", "h11"])
 ap.add_argument("--uds", help="serve on this unix socket instead of TCP (uvicorn --uds)")
+ap.add_argument("--ssl-certfile", help="serve HTTPS with this certificate (uvicorn --ssl-certfile)")
+ap.add_argument("--ssl-keyfile", help="... and this key")
 args = ap.parse_args()
 
 # When the request's bytes were handed to the protocol: uvicorn's
@@ -183,4 +185,6 @@ async def completions(request: Request):
 
 if __name__ == "__main__":
     where = {"uds": args.uds} if args.uds else {"host": args.host, "port": args.port}
+    if args.ssl_certfile:
+        where.update(ssl_certfile=args.ssl_certfile, ssl_keyfile=args.ssl_keyfile)
     uvicorn.run(app, **where, loop=args.loop, http=args.http, log_level="warning", access_log=False)

@@ -125,6 +125,19 @@ struct conn {
 	bool upstream; /* the tracked process sent the first request: it is the client here */
 	uint8_t h2_probes; /* met mid-flight: payloads tested for whole HTTP/2 frames */
 	bool unix_sk; /* an AF_UNIX stream (LS_ADOPT_UNIX): ends at its close */
+	/* TLS: the parsers read the plaintext of SSL_read/SSL_write; request
+	 * offsets are plaintext offsets, mapped to the wire's (ciphertext
+	 * stream offsets, what TCP's points use) by anchors, per direction:
+	 * plaintext up to `pt` had gone through ciphertext up to `ct`
+	 * (UINT64_MAX: written, its ciphertext not yet) */
+	bool tls;
+	struct tls_anchor {
+		uint64_t pt, ct;
+	} *anch[2];
+	size_t nanch[2], capanch[2];
+	uint64_t pt_pos[2], ct_pos[2]; /* each stream's offset reached */
+	uint64_t ct_out_ts;            /* the last ciphertext write's exit, and thread */
+	uint32_t ct_out_tid;
 	bool emitted_any; /* a request of it has left early (emit_answered) */
 	uint64_t resets;
 	struct ls_corr *corr;
@@ -254,6 +267,54 @@ static uint64_t time_past(const struct points *p, uint64_t off)
 			lo = mid + 1;
 	}
 	return lo < p->n ? p->v[lo].ts : 0;
+}
+
+/* TLS offsets. The wire offset by which plaintext [0, x) had gone through
+ * (a request's end: its last byte is at wire_end - 1); UINT64_MAX when its
+ * ciphertext is not known yet. Any other connection's offsets are the
+ * wire's. */
+static uint64_t wire_end(const struct conn *cn, int d, uint64_t x)
+{
+	size_t lo = 0, hi;
+
+	if (!cn->tls || !x)
+		return x;
+	hi = cn->nanch[d];
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (cn->anch[d][mid].pt >= x)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < cn->nanch[d] ? cn->anch[d][lo].ct : UINT64_MAX;
+}
+
+/* The wire offset where the ciphertext of plaintext byte b began: the end
+ * of what went through before it (a request's first byte). */
+static uint64_t wire_begin(const struct conn *cn, int d, uint64_t b)
+{
+	size_t lo = 0, hi;
+
+	if (!cn->tls)
+		return b;
+	hi = cn->nanch[d];
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (cn->anch[d][mid].pt <= b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && cn->anch[d][lo - 1].ct != UINT64_MAX ? cn->anch[d][lo - 1].ct : 0;
+}
+
+/* Time of the first wire point beyond the last byte of plaintext [.., x). */
+static uint64_t time_past_end(const struct conn *cn, const struct points *p, int d, uint64_t x)
+{
+	uint64_t w = wire_end(cn, d, x);
+
+	return w && w != UINT64_MAX ? time_past(p, w - 1) : 0;
 }
 
 static struct conn *conn_get(struct ls_corr *c, uint64_t id)
@@ -501,7 +562,7 @@ static const struct ls_http_cb tx_cb = {.begin = tx_begin,
 
 const char *ls_protocol_name(enum ls_protocol p)
 {
-	static const char *const names[] = {"http/1.1", "h2c", "grpc"};
+	static const char *const names[] = {"http/1.1", "h2c", "grpc", "h2"};
 
 	return (unsigned)p < sizeof(names) / sizeof(names[0]) ? names[p] : "?";
 }
@@ -842,7 +903,7 @@ static void on_h2_io(struct conn *cn, const struct ls_ev_sock_io *e)
 	uint32_t base = e->dir == LS_IO_IN ? cn->irs1 : cn->iss1;
 	int n;
 
-	if (cn->have_seq && e->bytes) { /* bytes moved with no record: a gap */
+	if (cn->have_seq && e->bytes && !cn->tls) { /* bytes moved with no record: a gap */
 		int32_t gap = (int32_t)(e->seq - (base + (uint32_t)p->pos));
 		if (gap > 0) {
 			cn->corr->st.unseen_bytes += (uint32_t)gap;
@@ -888,8 +949,9 @@ static void feed_unseen(struct conn *cn, struct ls_http_parser *p, uint32_t base
 {
 	int32_t gap;
 
-	/* EOF: reading the FIN advanced copied_seq by its own sequence number */
-	if (!cn->have_seq || !e->bytes)
+	/* EOF: reading the FIN advanced copied_seq by its own sequence number;
+	 * plaintext has no sequence numbers */
+	if (!cn->have_seq || !e->bytes || cn->tls)
 		return;
 	gap = (int32_t)(e->seq - (base + (uint32_t)p->pos));
 	if (gap <= 0)
@@ -950,10 +1012,88 @@ static bool is_upstream(struct conn *cn, const struct ls_ev_sock_io *e)
 	return cn->upstream;
 }
 
+static bool is_plain(const struct ls_ev_sock_io *e)
+{
+	return e->call == LS_IO_SSL_READ || e->call == LS_IO_SSL_WRITE;
+}
+
+static void push_anchor(struct conn *cn, int d, uint64_t pt, uint64_t ct)
+{
+	GROW(cn->anch[d], cn->nanch[d], cn->capanch[d]);
+	cn->anch[d][cn->nanch[d]++] = (struct tls_anchor){pt, ct};
+}
+
+/* Is this a TLS connection: plaintext came through libssl for it, or its
+ * first bytes in are a TLS handshake record. */
+static bool tls_detect(struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	struct ls_io_piece piece[LS_IO_MAX_PIECES];
+
+	if (cn->tls || is_plain(e)) {
+		if (!cn->tls && (cn->rx || cn->h2rx)) { /* ciphertext went to the parsers */
+			free(cn->rx), free(cn->tx);
+			cn->rx = cn->tx = NULL;
+		}
+		return cn->tls = true;
+	}
+	if (cn->rx || cn->h2rx || e->dir != LS_IO_IN || ls_io_pieces(e, e->h.size, piece) < 1 ||
+	    piece[0].known < 3)
+		return false;
+	return cn->tls = piece[0].data[0] == 0x16 && piece[0].data[1] == 3 && piece[0].data[2] <= 4;
+}
+
+/* A TLS connection's ciphertext: where each stream is on the wire (the
+ * plaintext written before it went out in it), EOF, a blocked write. */
+static void on_cipher(struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	int d = e->dir == LS_IO_OUT;
+
+	cn->pid = e->h.pid;
+	if (!d && !e->bytes) {
+		cn->peer_eof = true;
+		if (cn->rx)
+			ls_http_eof(cn->rx);
+		return;
+	}
+	if (cn->have_seq)
+		cn->ct_pos[d] = unwrap(e->seq + e->bytes, d ? cn->iss1 : cn->irs1, cn->ct_pos[d]);
+	else
+		cn->ct_pos[d] += e->bytes;
+	if (!d)
+		return;
+	for (size_t i = cn->nanch[1]; i-- > 0 && cn->anch[1][i].ct == UINT64_MAX;)
+		cn->anch[1][i].ct = cn->ct_pos[1];
+	cn->ct_out_ts = e->h.ts;
+	cn->ct_out_tid = e->h.tid;
+	if (cn->tx_cur && e->blocked_ns) { /* a write of the response in progress */
+		struct ls_request *r = cn->reqs[cn->tx_cur - 1];
+		add_blocked(r, e->h.ts, e->blocked_ns, !r->t_first);
+	}
+}
+
+/* Plaintext about to be parsed: its anchor. Read, it came in the
+ * ciphertext read so far; written, in the ciphertext the same thread wrote
+ * inside the call (a socket BIO), else in the next one (a memory BIO). */
+static void plain_anchor(struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	int d = e->dir == LS_IO_OUT;
+	bool inside = cn->ct_out_tid == e->h.tid && cn->ct_out_ts >= e->ts_enter;
+
+	cn->pt_pos[d] += e->bytes;
+	push_anchor(cn, d, cn->pt_pos[d], !d || inside ? cn->ct_pos[d] : UINT64_MAX);
+}
+
 static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 {
 	struct ls_http_parser *p;
 
+	if (tls_detect(cn, e)) {
+		if (!is_plain(e)) {
+			on_cipher(cn, e);
+			return;
+		}
+		plain_anchor(cn, e);
+	}
 	if (is_upstream(cn, e))
 		return;
 	if (ensure_h2(cn, e)) {
@@ -1059,7 +1199,7 @@ static void attribute_retransmits(struct ls_corr *c, struct conn *cn)
 		} else if (cn->have_seq) {
 			uint64_t off = unwrap(x->seq, cn->iss1, cn->acked);
 			for (size_t k = 0; k < cn->nreqs && !r; k++)
-				if (cn->reqs[k]->out_end > off)
+				if (wire_end(cn, 1, cn->reqs[k]->out_end) > off)
 					r = cn->reqs[k];
 		} else {
 			for (size_t k = 0; k < cn->nreqs && !r; k++)
@@ -1139,23 +1279,27 @@ static void delivery(struct conn *cn, struct ls_request *r)
 
 	if (!cn->nxm)
 		return;
+	uint64_t from = wire_begin(cn, 1, r->out_begin);
+
 	if (r->out_end && r->t_end)
-		r->t_dlv = delivered(cn, r->out_begin, r->out_end - 1, r->t_end, NULL, NULL, NULL);
+		r->t_dlv = delivered(cn, from, wire_end(cn, 1, r->out_end) - 1, r->t_end, NULL, NULL, NULL);
 	if (r->first_end && r->t_first) {
-		uint64_t ack = time_past(&cn->acks, r->first_end - 1);
-		r->t_first_dlv = delivered(cn, r->out_begin, r->first_end - 1, ack, NULL, NULL, NULL);
+		uint64_t ack = time_past_end(cn, &cn->acks, 1, r->first_end);
+		r->t_first_dlv = delivered(cn, from, wire_end(cn, 1, r->first_end) - 1, ack, NULL, NULL,
+					   NULL);
 		if (r->t_first_dlv && r->t_first_dlv < r->t_first)
 			r->t_first_dlv = r->t_first; /* sent inside the write: delivered after its exit */
 	}
 	if (!r->ntok || !(w = malloc(r->ntok * sizeof(*w))))
 		return;
 	for (uint32_t i = 0; i < r->ntok; i++) {
-		uint64_t ts = r->tok[i][0], off = r->tok[i][1], first = 0, last_tx = 0, ack, d;
+		uint64_t ts = r->tok[i][0], off = wire_end(cn, 1, r->tok[i][1]), first = 0, last_tx = 0,
+			 ack, d;
 		size_t fi = 0;
-		if (!off)
+		if (!off || off == UINT64_MAX)
 			continue;
 		ack = time_past(&cn->acks, off - 1);
-		d = delivered(cn, r->out_begin, off - 1, ack, &first, &last_tx, &fi);
+		d = delivered(cn, from, off - 1, ack, &first, &last_tx, &fi);
 		if (!d)
 			continue;
 		w[n++] = d > ts ? d - ts : 0;
@@ -1181,9 +1325,9 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 {
 	if (cn->have_seq) {
 		if (r->in_end > r->in_begin)
-			r->t_in = time_past(&cn->arrivals, r->in_end - 1);
+			r->t_in = time_past_end(cn, &cn->arrivals, 0, r->in_end);
 		if (r->in_end > r->in_begin)
-			r->t_start = time_past(&cn->arrivals, r->in_begin);
+			r->t_start = time_past(&cn->arrivals, wire_begin(cn, 0, r->in_begin));
 		/* A new connection's first request also holds the handshake: it
 		 * began with the first SYN-ACK, est - srtt when none was lost (a
 		 * retransmitted one tells its own time), and ended at est. What
@@ -1199,7 +1343,7 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 			r->connect_idle_ns = r->t_start - cn->est_ts;
 		}
 		if (r->out_end && (!r->stream || r->stream_over))
-			r->t_end = time_past(&cn->acks, r->out_end - 1);
+			r->t_end = time_past_end(cn, &cn->acks, 1, r->out_end);
 	}
 	/* A unix socket: no wire. The request is whole on the host when the
 	 * app's read returns it (when its bytes entered the socket's queue no
@@ -1214,6 +1358,9 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 		snprintf(r->client, sizeof(r->client), "unix");
 		snprintf(r->server, sizeof(r->server), "unix");
 	}
+	r->tls = cn->tls;
+	if (r->tls && r->protocol == LS_PROTO_H2C)
+		r->protocol = LS_PROTO_H2;
 	/* Without sequence anchors, the app's own read is the best start. */
 	if (!r->t_start)
 		r->t_start = r->t_in ? r->t_in : r->t_read;
@@ -1284,6 +1431,20 @@ static void emit_requests(struct ls_corr *c, struct conn *cn, size_t k)
 	}
 }
 
+/* Drops the TLS anchors no plaintext offset from `from` on needs (the
+ * one before it stays: wire_begin reads it). */
+static void trim_anchors(struct conn *cn, int d, uint64_t from)
+{
+	size_t k = 0;
+
+	while (k + 1 < cn->nanch[d] && cn->anch[d][k + 1].pt <= from)
+		k++;
+	if (k) {
+		memmove(cn->anch[d], cn->anch[d] + k, (cn->nanch[d] - k) * sizeof(**cn->anch));
+		cn->nanch[d] -= k;
+	}
+}
+
 /* Drops the points no later request can ask for: time_past(p, off) for off
  * >= `keep_above` never returns a point at or below it. */
 static void trim_points(struct points *p, uint64_t keep_above)
@@ -1329,7 +1490,7 @@ static void emit_first(struct ls_corr *c, struct conn *cn, size_t k)
 		} else if (!x->synack) {
 			uint64_t off = unwrap(x->seq, cn->iss1, cn->acked);
 			for (size_t j = 0; j < k && !r; j++)
-				if (cn->reqs[j]->out_end > off)
+				if (wire_end(cn, 1, cn->reqs[j]->out_end) > off)
 					r = cn->reqs[j];
 		}
 		if (r)
@@ -1350,6 +1511,12 @@ static void emit_first(struct ls_corr *c, struct conn *cn, size_t k)
 	cn->next_resp -= k;
 	/* later requests start after these: their bytes, ACKs and srtt
 	 * samples come later (one sample before stays, srtt_stats' fallback) */
+	if (cn->tls) { /* to the wire's offsets; anchors before them go */
+		trim_anchors(cn, 0, in_end);
+		trim_anchors(cn, 1, out_end);
+		in_end = wire_begin(cn, 0, in_end);
+		out_end = wire_begin(cn, 1, out_end);
+	}
 	trim_points(&cn->arrivals, in_end);
 	trim_points(&cn->acks, out_end);
 	trim_xmits(cn, out_end);
@@ -1376,10 +1543,10 @@ static bool delivered_whole(const struct conn *cn, size_t k)
 
 	if (cn->h2rx) /* a stream: over, and its last byte acknowledged */
 		return r->stream_over && !r->unparsed_why[0] && !r->stream_reset && r->out_end &&
-		       cn->acked >= r->out_end;
+		       cn->acked >= wire_end(cn, 1, r->out_end);
 	return k < cn->next_resp && k + 1 != cn->tx_cur && k + 1 != cn->tx_inflight &&
 	       k + 1 != cn->tx_unparsed && k + 1 != cn->rx_unparsed && r->out_end && r->t_out &&
-	       (cn->unix_sk || cn->acked >= r->out_end);
+	       (cn->unix_sk || cn->acked >= wire_end(cn, 1, r->out_end));
 }
 
 /* Tells `delivered` of each request whose response is whole and
@@ -1444,6 +1611,8 @@ static void finish_conn(struct ls_corr *c, struct conn *cn, bool capture_end)
 	free(cn->rtx);
 	free(cn->rx);
 	free(cn->tx);
+	free(cn->anch[0]);
+	free(cn->anch[1]);
 	if (cn->h2rx) {
 		ls_h2_free(cn->h2rx);
 		ls_h2_free(cn->h2tx);
@@ -1533,7 +1702,7 @@ static uint64_t conn_horizon(struct conn *cn)
 
 	if (cn->opaque && !cn->nreqs) {
 		cn->arrivals.n = cn->acks.n = cn->nxm = 0; /* no request will ever read them */
-	} else if (!cn->nreqs && cn->rx && !ls_http_in_message(cn->rx)) {
+	} else if (!cn->nreqs && cn->rx && !ls_http_in_message(cn->rx) && !cn->tls) {
 		trim_points(&cn->arrivals, cn->rx->pos ? cn->rx->pos - 1 : 0);
 		if (cn->tx && !ls_http_in_message(cn->tx)) {
 			trim_points(&cn->acks, cn->tx->pos ? cn->tx->pos - 1 : 0);

@@ -35,7 +35,7 @@ enum ls_outcome {
 
 /* What carried the request: HTTP/1.1, or a stream of a cleartext HTTP/2
  * connection (prior knowledge), gRPC when its content-type says so. */
-enum ls_protocol { LS_PROTO_HTTP1, LS_PROTO_H2C, LS_PROTO_GRPC };
+enum ls_protocol { LS_PROTO_HTTP1, LS_PROTO_H2C, LS_PROTO_GRPC, LS_PROTO_H2 /* over TLS */ };
 const char *ls_protocol_name(enum ls_protocol p);
 
 struct ls_request {
@@ -55,6 +55,7 @@ struct ls_request {
 	bool streaming;
 	bool partial; /* its start was before the capture (see LS_REQ_PARTIAL) */
 	bool transport_unix; /* on an AF_UNIX stream socket: no network parts */
+	bool tls;            /* its bytes read as plaintext through the process's libssl */
 	bool delivered_told; /* the correlator's `delivered` saw it */
 	char unparsed_why[192]; /* set: LS_REQ_UNPARSED, and why */
 	enum ls_protocol protocol;

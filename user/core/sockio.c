@@ -10,7 +10,8 @@ const char *ls_io_call_name(unsigned int call)
 {
 	static const char *const calls[] = {"read",     "readv",    "recvfrom", "recvmsg",
 					    "write",    "writev",   "sendto",   "sendmsg",
-					    "sendfile", "splice",   "sendmmsg", "recvmmsg"};
+					    "sendfile", "splice",   "sendmmsg", "recvmmsg",
+					    "SSL_read", "SSL_write", "SSL_do_handshake"};
 
 	return call < sizeof(calls) / sizeof(calls[0]) ? calls[call] : "?";
 }

@@ -61,7 +61,7 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 	kv_name(b, "outcome", ls_outcome_name(r->outcome));
 	kv_name(b, "transport", r->transport_unix ? "unix" : "tcp");
 	kv_name(b, "protocol", ls_protocol_name(r->protocol));
-	ls_jb_str(b, "\"tls\":false,");
+	ls_jb_str(b, r->tls ? "\"tls\":true," : "\"tls\":false,");
 	if (r->stream)
 		kv_num(b, "stream", r->stream, true);
 	if (r->protocol == LS_PROTO_GRPC)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -55,6 +56,15 @@ struct ls_bpf {
 	char cuda_paths[1024];
 	struct bpf_link *sock_links[32];
 	int nsock_links;
+	/* TLS: 9 links per libssl file (5 entries, 4 returns), by dev/inode */
+	struct bpf_link *tls_links[9 * LS_TLS_MAX_FILES];
+	int ntls_links;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} tls_files[LS_TLS_MAX_FILES];
+	int ntls_files;
+	char tls_paths[1024];
 	struct ring_buffer *rb;
 	struct tp tps[MAX_TPS];
 	int ntps;
@@ -219,6 +229,8 @@ static void start_sock(struct ls_bpf *b)
 		return;
 	}
 	bpf_object__for_each_program(p, b->sock->obj) {
+		if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE)
+			continue; /* the libssl uprobes: per file (ls_bpf_tls_attach) */
 		struct bpf_link *l = bpf_program__attach(p);
 
 		if (!l || b->nsock_links == (int)(sizeof(b->sock_links) / sizeof(b->sock_links[0]))) {
@@ -230,6 +242,66 @@ static void start_sock(struct ls_bpf *b)
 	}
 	if (b->nsock_links)
 		b->sources |= LS_SRC_SOCK_IO;
+}
+
+int ls_bpf_tls_attach(struct ls_bpf *b, const char *path)
+{
+	const struct {
+		struct bpf_program *enter;
+		const char *fn;
+	} fns[] = {
+		{b->sock->progs.ssl_read_enter, "SSL_read"},
+		{b->sock->progs.ssl_read_ex_enter, "SSL_read_ex"},
+		{b->sock->progs.ssl_write_enter, "SSL_write"},
+		{b->sock->progs.ssl_write_ex_enter, "SSL_write_ex"},
+	};
+	struct stat st;
+	int attached = 0;
+
+	if (!(b->sources & LS_SRC_SOCK_IO))
+		return -ENOTSUP;
+	if (stat(path, &st))
+		return -errno;
+	for (int i = 0; i < b->ntls_files; i++)
+		if (b->tls_files[i].dev == st.st_dev && b->tls_files[i].ino == st.st_ino)
+			return 0;
+	if (b->ntls_files == LS_TLS_MAX_FILES)
+		return -ENOSPC;
+	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = fns[f].fn);
+		LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = fns[f].fn, .retprobe = true);
+		struct bpf_link *l1 = bpf_program__attach_uprobe_opts(fns[f].enter, -1, path, 0, &in);
+		struct bpf_link *l2 =
+			l1 ? bpf_program__attach_uprobe_opts(b->sock->progs.ssl_exit, -1, path, 0, &out)
+			   : NULL;
+
+		if (!l1 || !l2) {
+			bpf_link__destroy(l1);
+			continue;
+		}
+		b->tls_links[b->ntls_links++] = l1;
+		b->tls_links[b->ntls_links++] = l2;
+		attached++;
+	}
+	if (attached && b->ntls_links < (int)(sizeof(b->tls_links) / sizeof(b->tls_links[0]))) {
+		LIBBPF_OPTS(bpf_uprobe_opts, hs, .func_name = "SSL_do_handshake");
+		struct bpf_link *l = bpf_program__attach_uprobe_opts(b->sock->progs.ssl_handshake_enter,
+								     -1, path, 0, &hs);
+		if (l)
+			b->tls_links[b->ntls_links++] = l;
+	}
+	b->tls_files[b->ntls_files].dev = st.st_dev;
+	b->tls_files[b->ntls_files].ino = st.st_ino;
+	b->ntls_files++; /* tried once, whatever came of it */
+	if (!attached)
+		return -ENOENT;
+	append_item(b->tls_paths, sizeof(b->tls_paths), "%s", path);
+	return attached;
+}
+
+const char *ls_bpf_tls_paths(const struct ls_bpf *b)
+{
+	return b->tls_paths;
 }
 
 /* The engine domain: USDT probes in each given file, for every process. */
@@ -727,7 +799,7 @@ void ls_bpf_stop(struct ls_bpf *b)
 {
 #define LINKS(m) (sizeof(((struct ls_bpf *)0)->m) / sizeof(struct bpf_link *))
 	struct bpf_link *all[MAX_TPS + LINKS(sock_links) + LINKS(engine_links) + LINKS(gpu_links) +
-			     LINKS(sample_links)];
+			     LINKS(sample_links) + LINKS(tls_links)];
 #undef LINKS
 	int n = 0;
 
@@ -742,6 +814,8 @@ void ls_bpf_stop(struct ls_bpf *b)
 		all[n++] = b->engine_links[i];
 	for (int i = 0; i < b->ngpu_links; i++)
 		all[n++] = b->gpu_links[i];
+	for (int i = 0; i < b->ntls_links; i++)
+		all[n++] = b->tls_links[i];
 	for (int i = 0; i < b->nsample_links; i++)
 		all[n++] = b->sample_links[i];
 	destroy_links(all, n);

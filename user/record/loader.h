@@ -45,6 +45,14 @@ const char *ls_bpf_engine_paths(const struct ls_bpf *b);
 const char *ls_bpf_cuda_paths(const struct ls_bpf *b);
 /* A line naming optional sources that could not be attached, or "". */
 const char *ls_bpf_missing(const struct ls_bpf *b);
+#define LS_TLS_MAX_FILES 16
+/* The TLS uprobes (SSL_read, SSL_read_ex, SSL_write, SSL_write_ex) on one
+ * libssl file, for every tracked process that maps it; a file is tried
+ * once. Functions attached, 0 when the file was tried before, or -errno
+ * (-ENOENT: none of them found: a stripped or static libssl). */
+int ls_bpf_tls_attach(struct ls_bpf *b, const char *path);
+/* The libssl files the TLS uprobes attached to: ", "-separated, or "". */
+const char *ls_bpf_tls_paths(const struct ls_bpf *b);
 int ls_bpf_track_pid(struct ls_bpf *b, pid_t pid);
 int ls_bpf_track_port(struct ls_bpf *b, unsigned short port, bool user);
 /* Consumes the ring buffer for up to timeout_ms. Returns records or -errno. */

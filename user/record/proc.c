@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -64,6 +65,42 @@ pid_t ls_proc_ppid(pid_t pid)
 	if (stat_fields(pid, &ppid, NULL))
 		return -1;
 	return ppid;
+}
+
+int ls_proc_libssl(pid_t pid, char (*paths)[4096], int max)
+{
+	char path[64], line[4608];
+	unsigned long long ino;
+	struct stat st;
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/'), *base;
+		int k;
+
+		if (!file || sscanf(line, "%*s %*s %*s %*s %llu", &ino) != 1)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		base = strrchr(file, '/') + 1;
+		if (strncmp(base, "libssl.so", 9))
+			continue;
+		for (k = 0; k < n; k++)
+			if (strstr(paths[k], file))
+				break;
+		if (k < n)
+			continue;
+		if (!stat(file, &st) && st.st_ino == ino)
+			snprintf(paths[n], sizeof(paths[n]), "%s", file);
+		else
+			snprintf(paths[n], sizeof(paths[n]), "/proc/%d/root%s", pid, file);
+		n++;
+	}
+	fclose(f);
+	return n;
 }
 
 int ls_proc_alive(pid_t pid)

@@ -21,6 +21,11 @@ pid_t *ls_proc_list(size_t *n);
 pid_t ls_proc_ppid(pid_t pid);
 /* Local ports of TCP listening sockets owned by pid; up to max. */
 int ls_proc_listen_ports(pid_t pid, __u16 *ports, int max);
+/* The libssl files pid maps (a basename beginning "libssl.so"), each as a
+ * path this process can open: the mapped path when it is the same file
+ * here, else through /proc/PID/root (a container's). Up to max; returns
+ * how many. */
+int ls_proc_libssl(pid_t pid, char (*paths)[4096], int max);
 /* True when pid is alive. */
 int ls_proc_alive(pid_t pid);
 

@@ -35,6 +35,8 @@ struct stream_state {
 	bool seen;  /* a payload of it came by: a preface is no longer first */
 	bool http1; /* an HTTP/1.1 message began on it: not HTTP/2 */
 	bool upstream; /* the tracked process wrote its first request: requests go out */
+	bool tls;      /* its first bytes in were a TLS handshake: ciphertext, kept as it is */
+	__u64 ssl_key; /* the SSL * tied to it (ssls), 0 none */
 	uint8_t probes; /* payloads tested for whole HTTP/2 frames (a connection met mid-flight) */
 };
 
@@ -153,6 +155,100 @@ static void classify(struct ls_recorder *r, struct stream_state *ss, const struc
 
 static void write_record(struct ls_recorder *r, const struct ls_hdr *h);
 
+/* A thread's last socket I/O on a tracked connection: what ties the TLS
+ * plaintext it reads or writes next to a connection. */
+struct tid_io {
+	__u64 conn_id, ts;    /* the last call's connection and exit */
+	__u64 in_conn, in_ts; /* the last read's */
+};
+
+#define PLAIN_KEY (1ull << 63) /* a TLS connection's plaintext redaction state */
+
+static bool tls_conn(struct ls_recorder *r, __u64 conn_id)
+{
+	struct stream_state *ss = conn_id ? ls_idmap_get(&r->streams, conn_id) : NULL;
+
+	return ss && ss->tls;
+}
+
+static __u64 ssl_key(__u32 pid, __u64 ssl)
+{
+	return (ssl ^ ((__u64)pid * 0x9e3779b97f4a7c15ull)) | 1;
+}
+
+/* A socket I/O record of a connection: remembered per thread; its first
+ * bytes in tell a TLS connection (a handshake record). */
+static void note_io(struct ls_recorder *r, struct stream_state *ss, const struct ls_ev_sock_io *e,
+		    const struct ls_io_piece *piece, int npieces)
+{
+	struct tid_io *t = ls_idmap_get(&r->tids, e->h.tid ? e->h.tid : ~0u);
+
+	if (ss && !ss->seen && e->dir == LS_IO_IN && npieces && piece[0].known >= 3 &&
+	    piece[0].data[0] == 0x16 && piece[0].data[1] == 3 && piece[0].data[2] <= 4)
+		ss->tls = true;
+	if (!t && (t = calloc(1, sizeof(*t))) && ls_idmap_put(&r->tids, e->h.tid ? e->h.tid : ~0u, t)) {
+		free(t);
+		t = NULL;
+	}
+	if (!t)
+		return;
+	t->conn_id = e->conn_id;
+	t->ts = e->h.ts;
+	if (e->dir == LS_IO_IN) {
+		t->in_conn = e->conn_id;
+		t->in_ts = e->h.ts;
+	}
+}
+
+static void ssl_tie(struct ls_recorder *r, __u64 key, __u64 conn)
+{
+	struct stream_state *ss;
+
+	if ((__u64)(uintptr_t)ls_idmap_get(&r->ssls, key) == conn)
+		return;
+	ls_idmap_remove(&r->ssls, key);
+	if (!ls_idmap_put(&r->ssls, key, (void *)(uintptr_t)conn) &&
+	    (ss = ls_idmap_get(&r->streams, conn)))
+		ss->ssl_key = key;
+}
+
+/* SSL_do_handshake on an SSL *: a handshake step follows the read of its
+ * connection's handshake bytes on the same thread (asyncio and uvloop
+ * call it from the read callback; the read that plaintext comes from may
+ * be deferred past other connections' reads). */
+static void ssl_handshake(struct ls_recorder *r, const struct ls_ev_sock_io *e)
+{
+	struct tid_io *t = ls_idmap_get(&r->tids, e->h.tid ? e->h.tid : ~0u);
+
+	if (t && tls_conn(r, t->in_conn))
+		ssl_tie(r, ssl_key(e->h.pid, e->skaddr), t->in_conn);
+}
+
+/*
+ * The connection of a TLS plaintext record: the TLS connection its thread
+ * moved bytes on inside the call (a socket BIO: SSL_read reads the socket
+ * itself); else the connection its SSL * is tied to; else, for a read, the
+ * TLS connection the thread last read (memory BIOs: asyncio and uvloop
+ * read the ciphertext, then hand it to SSL_read; but a read resumed later
+ * from the event loop, as uvicorn's resume_reading does, follows another
+ * connection's, so this ties only an SSL * not met before). 0: none.
+ */
+static __u64 tls_tie(struct ls_recorder *r, const struct ls_ev_sock_io *e)
+{
+	struct tid_io *t = ls_idmap_get(&r->tids, e->h.tid ? e->h.tid : ~0u);
+	__u64 key = ssl_key(e->h.pid, e->skaddr), conn = 0;
+
+	if (t && t->ts >= e->ts_enter && tls_conn(r, t->conn_id))
+		conn = t->conn_id;
+	else if ((conn = (__u64)(uintptr_t)ls_idmap_get(&r->ssls, key)))
+		;
+	else if (t && e->dir == LS_IO_IN && tls_conn(r, t->in_conn))
+		conn = t->in_conn;
+	if (conn)
+		ssl_tie(r, key, conn);
+	return conn;
+}
+
 /* Writes direction d's held record with its tail starred: what followed it
  * never came (why), so its header frame cannot be read. */
 static void flush_held(struct ls_recorder *r, struct stream_state *ss, int d, const char *why)
@@ -240,10 +336,27 @@ static bool scrub_h2(struct ls_recorder *r, struct stream_state *ss, struct ls_e
 	return true;
 }
 
+/* The SSL * tied to a connection the process closed: freed with it, and
+ * its address may serve the next connection. */
+static void ssl_untie(struct ls_recorder *r, __u64 id)
+{
+	struct stream_state *ss = id ? ls_idmap_get(&r->streams, id) : NULL;
+
+	if (ss && ss->ssl_key && (__u64)(uintptr_t)ls_idmap_get(&r->ssls, ss->ssl_key) == id)
+		ls_idmap_remove(&r->ssls, ss->ssl_key);
+	if (ss)
+		ss->ssl_key = 0;
+}
+
 /* A connection ended: its state goes. */
 static void stream_drop(struct ls_recorder *r, __u64 id)
 {
 	struct stream_state *ss = ls_idmap_get(&r->streams, id);
+
+	ssl_untie(r, id);
+	if (ss && ss->tls)
+		stream_drop(r, id | PLAIN_KEY);
+	ss = ls_idmap_get(&r->streams, id);
 
 	for (int d = 0; ss && d < 2; d++)
 		flush_held(r, ss, d, "the connection ended inside a header frame");
@@ -463,11 +576,28 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 
 		memcpy(r->iobuf, h, h->size);
 		npieces = ls_io_pieces(e, h->size, piece);
-		struct stream_state *ss = stream_get(r, e->conn_id);
+		if (e->call == LS_IO_SSL_HANDSHAKE) {
+			ssl_handshake(r, e);
+			return 0;
+		}
+		bool plain = e->call == LS_IO_SSL_READ || e->call == LS_IO_SSL_WRITE;
+		if (plain && !(e->conn_id = tls_tie(r, e))) {
+			r->tls_untied++; /* whose it is, nothing tells: not kept */
+			r->events++;
+			return 0;
+		}
+		struct stream_state *ss = stream_get(r, e->conn_id | (plain ? PLAIN_KEY : 0));
+		if (!plain) {
+			note_io(r, ss, e, piece, npieces);
+			if (ss && ss->tls) /* ciphertext: nothing to redact */
+				npieces = 0;
+		} else {
+			r->tls_calls++;
+		}
 		if (e->dir == LS_IO_IN && npieces &&
 		    ls_http_starts_message(LS_HTTP_REQUEST, piece[0].data, piece[0].known))
 			r->request_heads++;
-		if (ss && !ss->h2[0])
+		if (ss && !ss->h2[0] && npieces)
 			classify(r, ss, e, piece, npieces);
 		/* responses are what the process writes, but on its upstream
 		 * connections, what it reads */
@@ -493,10 +623,14 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 		write_record(r, h);
 	if (r->nheld && h->ts > r->oldest_held + HELD_NS) /* a rest that did not come */
 		ls_recorder_flush_held(r, h->ts - HELD_NS);
+	if (h->type == LS_EV_PROC_EXIT)
+		free(ls_idmap_remove(&r->tids, h->tid ? h->tid : ~0u));
 	if (h->type == LS_EV_TCP_STATE || h->type == LS_EV_PROC_EXIT)
 		watch_targets(r, h);
 	else if (h->type == LS_EV_TCP_DESTROY)
 		stream_drop(r, ((const struct ls_ev_tcp_destroy *)h)->conn_id);
+	else if (h->type == LS_EV_SOCK_CLOSE)
+		ssl_untie(r, ((const struct ls_ev_sock_close *)h)->conn_id);
 	r->events++;
 	if (h->type < LS_REC_MAX)
 		r->per_type[h->type]++;
@@ -692,4 +826,9 @@ void ls_recorder_free(struct ls_recorder *r)
 	free(r->written);
 	free(r->done);
 	ls_idmap_free(&r->streams);
+	for (size_t i = 0; i < r->tids.cap; i++)
+		if (r->tids.keys[i])
+			free(r->tids.vals[i]);
+	ls_idmap_free(&r->tids);
+	ls_idmap_free(&r->ssls);
 }

@@ -49,6 +49,12 @@ struct ls_recorder {
 	__u64 events;
 	__u64 request_heads; /* reads that began with a whole HTTP request line */
 	__u64 h2_lost;       /* HTTP/2 connections whose frames could not be followed */
+	/* TLS plaintext (SSL_read/SSL_write records) tied to no connection:
+	 * not written, counted */
+	__u64 tls_untied;
+	__u64 tls_calls; /* tied and kept */
+	struct ls_idmap tids; /* tid -> struct tid_io: its last socket I/O */
+	struct ls_idmap ssls; /* (pid, SSL *) key -> conn_id */
 	char h2_lost_why[96]; /* the first one's reason */
 	/* processes announced: tracked at start or met listening on a followed
 	 * port; the -p targets, and how many of them still run */

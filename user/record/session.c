@@ -220,6 +220,46 @@ static int attach(struct ls_session *s)
 	return 0;
 }
 
+/* The TLS uprobes on a libssl file: said once per file attached, or why
+ * not (pid: the process found mapping it, 0 for the system's). */
+static void tls_attach(struct ls_session *s, const char *path, pid_t pid)
+{
+	int n = ls_bpf_tls_attach(s->r.bpf, path);
+
+	if (n > 0)
+		fprintf(stderr, "latsplit record: TLS plaintext through %s (%d of SSL_read, SSL_read_ex, "
+			"SSL_write, SSL_write_ex)\n", path, n);
+	else if (n == -ENOENT && pid)
+		fprintf(stderr, "latsplit record: pid %d maps %s, which exports no SSL_read or "
+			"SSL_write (stripped or static libssl): its TLS stays unread\n", pid, path);
+}
+
+/* libssl files the tracked processes map (a container's too): the system's
+ * at start, then each tracked process's, again every second (a process
+ * loads it late, a container brings its own). */
+static void tls_scan(struct ls_session *s, bool first)
+{
+	static const char *const sys[] = {
+		"/usr/lib/x86_64-linux-gnu/libssl.so.3", "/usr/lib/aarch64-linux-gnu/libssl.so.3",
+		"/usr/lib64/libssl.so.3", "/usr/lib/libssl.so.3", "/usr/lib/x86_64-linux-gnu/libssl.so.1.1"};
+	char paths[4][4096];
+	struct ls_recorder *r = &s->r;
+
+	if (s->o->no_sock || !(ls_bpf_sources(r->bpf) & LS_SRC_SOCK_IO))
+		return;
+	if (first)
+		for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+			if (!access(sys[i], R_OK))
+				tls_attach(s, sys[i], 0);
+	for (size_t i = 0; i <= r->nknown; i++) {
+		pid_t pid = i < r->nknown ? r->known[i] : s->child;
+		int n = pid > 0 ? ls_proc_libssl(pid, paths, 4) : 0;
+
+		for (int k = 0; k < n; k++)
+			tls_attach(s, paths[k], pid);
+	}
+}
+
 /* The live analysis and its sinks: metrics and top (live.c), the flight
  * recorder's trigger, OTLP export. 0, or -1 (said why). */
 static int start_live(struct ls_session *s)
@@ -338,6 +378,7 @@ static int start_targets(struct ls_session *s)
 			ls_recorder_proc_info(r, all[i]);
 		free(all);
 	}
+	tls_scan(s, true);
 	r->start_ts = ls_now_ns();
 	if (s->go_fd >= 0 && stop_signal) { /* stopped while starting: the command never runs */
 		kill(s->child, SIGKILL);
@@ -448,6 +489,7 @@ static void run(struct ls_session *s)
 			ls_recorder_drops(r);
 			if (r->sym)
 				ls_sym_poll_jit(r->sym);
+			tls_scan(s, false);
 			last_drops = now;
 		}
 		if (now - last_ckpt >= CHECKPOINT_NS) {
@@ -577,6 +619,10 @@ static int close_capture(struct ls_session *s)
 		fprintf(stderr, "  HTTP/2 connections whose frames could not be followed (their bytes "
 			"after that point starred): %llu; the first: %s\n",
 			(unsigned long long)r->h2_lost, r->h2_lost_why);
+	if (r->tls_calls || r->tls_untied)
+		fprintf(stderr, "  TLS plaintext reads and writes: %llu tied to their connection, %llu to "
+			"none (not kept)\n", (unsigned long long)r->tls_calls,
+			(unsigned long long)r->tls_untied);
 	replaced_warning(o->path, r->w_ino, r->w_dev);
 	return 0;
 }
