@@ -5,10 +5,12 @@
  * aborted); connections met mid-flight (conn_adopt) start parsing at the next
  * whole start line, show the response in flight as partial, and feed bytes
  * that no record showed as a gap; connections the process opened as a
- * client are upstream, not split and not opaque.
+ * client are upstream, not split and not opaque; TLS plaintext is parsed
+ * while its marks come from the ciphertext on the wire.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
@@ -21,6 +23,8 @@ struct seen {
 	int n, partial, ok;
 	char paths[8][256];
 	uint32_t rtx[128];
+	bool tls; /* the last request's */
+	uint64_t bytes_in, bytes_out, t_in, t_end;
 };
 
 static void on_req(void *ctx, const struct ls_request *r)
@@ -34,6 +38,11 @@ static void on_req(void *ctx, const struct ls_request *r)
 	s->n++;
 	s->partial += r->outcome == LS_REQ_PARTIAL;
 	s->ok += r->outcome == LS_REQ_OK;
+	s->tls = r->tls;
+	s->bytes_in = r->bytes_in;
+	s->bytes_out = r->bytes_out;
+	s->t_in = r->t_in;
+	s->t_end = r->t_end;
 }
 
 static uint64_t now = 1000000;
@@ -54,6 +63,30 @@ static void io(struct ls_corr *c, uint64_t conn, int dir, uint32_t seq, const ch
 	e->cap_len = n;
 	e->dir = dir;
 	e->seq = seq;
+	memcpy(e + 1, data, n);
+	ls_corr_add(c, &e->h);
+}
+
+/* A TLS plaintext record (SSL_read / SSL_write), tied to its connection. */
+static void io_call(struct ls_corr *c, uint64_t conn, int dir, int call, const char *data)
+{
+	_Alignas(8) unsigned char buf[sizeof(struct ls_ev_sock_io) + 512];
+	struct ls_ev_sock_io *e = (void *)buf;
+	size_t n = strlen(data);
+
+	memset(buf, 0, sizeof(buf));
+	e->h.type = LS_EV_SOCK_IO;
+	e->h.size = sizeof(*e) + ((n + 7) & ~7ul);
+	e->h.ts = now += 1000;
+	e->h.pid = e->h.tid = 42;
+	e->ts_enter = e->h.ts - 500;
+	e->conn_id = conn;
+	e->skaddr = 0x5551;
+	e->fd = ~0u;
+	e->bytes = n;
+	e->cap_len = n;
+	e->dir = dir;
+	e->call = call;
 	memcpy(e + 1, data, n);
 	ls_corr_add(c, &e->h);
 }
@@ -221,6 +254,59 @@ static void test_upstream_connections(void **state)
 	ls_corr_free(c);
 }
 
+/* Plaintext through libssl (SSL_read/SSL_write records) on a TLS
+ * connection: parsed as HTTP, while the marks come from the ciphertext's
+ * TCP points: the request was in when its ciphertext arrived, the response
+ * written when its SSL_write's ciphertext went out (a memory BIO: the write
+ * after the call), delivered when that ciphertext was acknowledged. Bytes
+ * are the plaintext message's; the ciphertext is never parsed. */
+static void test_tls_plaintext_on_wire_marks(void **state)
+{
+	struct seen s = {0};
+	struct ls_corr *c = ls_corr_new(on_req, &s);
+	struct ls_ev_tcp_state st = {.h = {.type = LS_EV_TCP_STATE, .size = sizeof(st)}};
+	const char *req = "GET /t HTTP/1.1\r\n\r\n";
+	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	char hello[301], fin[201], server[401], rec[151];
+	uint32_t rx = 1000, tx = 5000;
+	uint64_t t_arr, t_ack;
+
+	(void)state;
+	memset(hello, 'h', 300), hello[300] = 0;
+	memcpy(hello, "\x16\x03\x01", 3);
+	memset(fin, 'f', 200), fin[200] = 0;
+	memset(server, 's', 400), server[400] = 0;
+	memset(rec, 'r', 150), rec[150] = 0;
+	st.h.ts = now;
+	st.conn_id = 4;
+	st.newstate = 1;
+	st.rcv_nxt = rx;
+	st.snd_nxt = tx;
+	ls_corr_add(c, &st.h);
+	probe(c, 4, rx, 300, tx);
+	io(c, 4, LS_IO_IN, rx, hello);
+	io(c, 4, LS_IO_OUT, tx, server);
+	probe(c, 4, rx + 300, 200, tx + 400);
+	t_arr = now;
+	io(c, 4, LS_IO_IN, rx + 300, fin);
+	io_call(c, 4, LS_IO_IN, LS_IO_SSL_READ, req);
+	io_call(c, 4, LS_IO_OUT, LS_IO_SSL_WRITE, resp);
+	io(c, 4, LS_IO_OUT, tx + 400, rec);
+	probe(c, 4, rx + 500, 0, tx + 500); /* a part of it */
+	probe(c, 4, rx + 500, 0, tx + 550);
+	t_ack = now;
+	destroy(c, 4);
+	ls_corr_free(c);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.ok, 1);
+	assert_string_equal(s.paths[0], "/t");
+	assert_true(s.tls);
+	assert_int_equal(s.bytes_in, strlen(req));
+	assert_int_equal(s.bytes_out, strlen(resp));
+	assert_int_equal(s.t_in, t_arr);
+	assert_int_equal(s.t_end, t_ack);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_adopted_mid_stream),
 		cmocka_unit_test(test_keepalive_emits_as_it_goes),
 		cmocka_unit_test(test_upstream_connections),
+		cmocka_unit_test(test_tls_plaintext_on_wire_marks),
 	};
 	return cmocka_run_group_tests_name("requests", tests, NULL, NULL);
 }
