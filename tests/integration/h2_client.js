@@ -3,7 +3,7 @@
 // total_ns from the request to the stream's end, ttft_ns to its first data,
 // and the (only) JS thread's waits for a CPU since the request (schedstat),
 // with the machine's stolen time.
-//   node h2_client.js PORT OUT.jsonl C N [ID_PREFIX]
+//   node h2_client.js PORT|URL OUT.jsonl C N [ID_PREFIX]
 'use strict';
 const http2 = require('http2');
 const fs = require('fs');
@@ -15,7 +15,10 @@ const [port, out, c, n, prefix = 'h2-'] = process.argv.slice(2);
 const steal = () => BigInt(fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/)[8]) * 10000000n;
 const runDelay = () => BigInt(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) + steal();
 const lines = [];
-const session = http2.connect(`http://127.0.0.1:${port}`);
+// PORT, or a URL: https://127.0.0.1:PORT for HTTP/2 over TLS (ALPN h2; the
+// test's own certificate is not checked)
+const session = /^https?:/.test(port) ? http2.connect(port, {rejectUnauthorized: false})
+                                       : http2.connect(`http://127.0.0.1:${port}`);
 
 function one(id, log = true) {
   return new Promise((resolve) => {

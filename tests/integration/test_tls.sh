@@ -8,9 +8,15 @@
 #  - tls.secrets: the Authorization header and the prompt the client sent
 #    over TLS are in no record of the raw capture, and the plaintext is (its
 #    request line), so the check can fail;
-#  - tls.record: record names the libssl it attached to.
+#  - tls.record: record names the libssl it attached to;
+#  - tls.nginx_h2: nginx `listen ssl http2` (OpenSSL on its sockets: the
+#    socket calls happen inside SSL_read/SSL_write) in front of the engine,
+#    traced at nginx's port: Node's http2 client over TLS (its own marks) as
+#    for uvloop, and `curl --http2` found as an ok h2 stream with its tokens;
+#    its Authorization value and prompt in no record (nginx forwards both to
+#    the engine in clear HTTP/1.1: that hop is scrubbed too).
 source "$(dirname "$0")/lib.sh"
-require_root tls.uvloop tls.secrets tls.record
+require_root tls.uvloop tls.secrets tls.record tls.nginx_h2
 PY=/usr/bin/python3
 if ! $PY -c 'import fastapi, uvicorn, zmq, uvloop, httptools, ssl' 2>/dev/null || ! command -v openssl >/dev/null; then
   skip "tls: python3-fastapi, -uvicorn, -zmq, -uvloop, -httptools or openssl missing (tools/install-test-deps.sh)"
@@ -43,3 +49,62 @@ libs=$(grep -o 'TLS plaintext through [^ ]*' "$T/tls.data.log" | head -3 | tr '\
 tied=$(grep -o 'TLS plaintext reads and writes: .*' "$T/tls.data.log")
 check "tls.record: record names the libssl it attached to (${libs:-none}) and counts what it tied (${tied:-nothing})" \
   [ -n "$libs" -a -n "$tied" ]
+
+# --- nginx terminating TLS with HTTP/2, HTTP/1.1 upstream
+if ! command -v nginx >/dev/null || ! command -v node >/dev/null; then
+  skip "tls.nginx_h2: nginx-light or nodejs missing (tools/install-test-deps.sh)"; exit 0
+fi
+ENG_PORT=18452 NG_PORT=18453
+$PY "$ROOT/tools/vllm-shaped/server.py" --port $ENG_PORT --ready-file "$T/eng.ready" \
+  --step-us 3000 >"$T/eng.log" 2>&1 &
+CLEANUP+=("kill $!")
+wait_for_file "$T/eng.ready" 20 || { fail "tls.nginx_h2: engine did not start"; exit 0; }
+mkdir -p "$T/ng"
+cat >"$T/ng/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $T/ng/nginx.pid;
+error_log $T/ng/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path $T/ng/body; proxy_temp_path $T/ng/proxy;
+  fastcgi_temp_path $T/ng/fcgi; uwsgi_temp_path $T/ng/uwsgi; scgi_temp_path $T/ng/scgi;
+  upstream engine { server 127.0.0.1:$ENG_PORT; keepalive 8; }
+  server {
+    listen 127.0.0.1:$NG_PORT ssl http2;
+    ssl_certificate $T/cert.pem; ssl_certificate_key $T/key.pem;
+    location / { proxy_pass http://engine; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
+  }
+}
+CONF
+nginx -c "$T/ng/nginx.conf" -e "$T/ng/error.log" &
+NG=$!
+CLEANUP+=("kill $NG")
+for _ in $(seq 50); do ss -Hltn "sport = :$NG_PORT" | grep -q . && break; sleep 0.1; done
+"$LS" record --port $NG_PORT -o "$T/ng.data" 2>"$T/ng.data.log" &
+RPID=$!
+CLEANUP+=("kill -INT $RPID")
+wait_recording "$T/ng.data.log" || fail "tls.nginx_h2: record did not start"
+node "$ROOT/tests/integration/h2_client.js" "https://127.0.0.1:$NG_PORT" "$T/ng.lg" 4 6 tlsh2- 2>"$T/ng.client.err"
+curl -sk --http2 "https://127.0.0.1:$NG_PORT/v1/completions" -H 'X-Request-Id: curl-h2-1' \
+  -H 'Authorization: Bearer PLANTEDNGINXBEARER77' \
+  -d '{"prompt":"PLANTEDPROMPT0077 over h2","max_tokens":5,"stream":true}' >"$T/curl.out"
+stop_recording 0.5
+"$LS" report --json "$T/ng.data" >"$T/ng.jsonl" 2>/dev/null
+$PY "$ROOT/tests/integration/client_accuracy.py" tls.nginx_h2 "$T/ng.jsonl" "$T/ng.lg"
+$PY - "$T/ng.jsonl" "$T/curl.out" <<'PY'
+import json, sys
+rs = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") != "verdict"]
+bad = [(r["x_request_id"], r["protocol"], r["tls"]) for r in rs if r["protocol"] != "h2" or not r["tls"]]
+curl = [r for r in rs if r["x_request_id"] == "curl-h2-1"]
+done = "data: [DONE]" in open(sys.argv[2]).read()
+ok = rs and not bad and len(curl) == 1 and curl[0]["outcome"] == "ok" and curl[0]["tokens"] == 5 and done
+print(("PASS" if ok else "FAIL") + f" tls.nginx_h2.fields: {len(rs)} streams, protocol h2, tls true (bad: {bad[:3]}); "
+      f"curl --http2's found once, ok, 5 tokens: {[(r['outcome'], r['tokens']) for r in curl]}, its response whole: {done}")
+PY
+python3 "$ROOT/tests/integration/rawcap.py" "$T/ng.data" >"$T/ng.raw"
+leaks=$(grep -aoE 'PLANTED[A-Z0-9]*' "$T/ng.raw" | sort | uniq -c | tr '\n' ' ')
+redacted=$(grep -aci 'authorization: \*' "$T/ng.raw")
+check "tls.nginx_h2.secrets: curl's Authorization value and prompt in the raw capture at nginx: ${leaks:-none}; the header forwarded upstream, redacted: $redacted" \
+  [ -z "$leaks" -a "$redacted" -ge 1 ]
