@@ -202,6 +202,21 @@ with open(os.environ["GOALS"], "a") as g:
 PY
 
 echo
+echo "== TLS uprobes: one process's SSL_write_ex/SSL_read_ex round trips over memory BIOs (2 of each,"
+echo "   100 B; tests/bench/tls_calls.py), untraced vs recorded vs recorded --no-tls, 3 alternated rounds"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout $T/tls.key -out $T/tls.crt -days 2 -subj /CN=localhost 2>/dev/null
+tls_rt() { "$@" /usr/bin/python3 tests/bench/tls_calls.py $T/tls.crt $T/tls.key 50000 2>/dev/null; }
+for round in 1 2 3; do
+  a=$(tls_rt); b=$(tls_rt $B/latsplit record -o $T/tls.data --); c=$(tls_rt $B/latsplit record --no-tls -o $T/tls.data --)
+  printf "round %d: untraced %8.0f ns | recorded %8.0f ns | recorded --no-tls %8.0f ns per round trip\n" $round $a $b $c |
+    tee -a $T/tls.rounds
+done
+# per TLS call: (recorded - --no-tls) / 4, median of the rounds
+tls_call=$(awk '{print ($8 - $13) / 4}' $T/tls.rounds | sort -n | sed -n 2p)
+echo "uprobe cost per SSL_read/SSL_write call (entry + return probe, payload copied): $tls_call ns (median)"
+goal "TLS uprobe cost per SSL call (ns)" "printed, no target" "$tls_call" "-"
+
+echo
 echo "== client latency on the vLLM-shaped engine (tools/vllm-shaped, 3 ms steps, 4 running), untraced vs"
 echo "   the default recording, open-loop load at 50% and 90% of its saturation rate, 4 alternated rounds"
 echo "   of 8 s each; percentiles over every request of the 4 rounds pooled (one 8 s round's p99 is its"

@@ -35,6 +35,8 @@ void ls_rec_usage(FILE *out)
 		"      --port N         track TCP connections on local port N (repeatable)\n"
 		"      --ringbuf MB     BPF ring buffer size, power of two (default 8)\n"
 		"      --no-sock        no socket I/O (syscall) tracing: TCP and scheduler only\n"
+		"      --no-tls         no uprobes on libssl (TLS plaintext unread; each\n"
+		"                       SSL_read/SSL_write costs a uprobe trap pair; see make bench)\n"
 		"  -F, --freq HZ        on-CPU stack samples per second per CPU (default 49; 0: off)\n"
 		"  -a, --all-cpus       sample every process, not only the tracked ones\n"
 		"      --no-offcpu      no stacks when tracked threads block (off-CPU)\n"
@@ -240,6 +242,9 @@ static int parse_source(struct ls_rec_opts *o, int opt, char *optarg)
 	case 'N':
 		o->no_sock = true;
 		break;
+	case 'W':
+		o->no_tls = true;
+		break;
 	case 'F':
 		if (!ls_parse_uint(optarg, 10000, &o->freq)) {
 			ls_err("record", "bad --freq '%s' (samples per second, 0..10000)", optarg);
@@ -386,6 +391,7 @@ int ls_rec_opts_parse(struct ls_rec_opts *o, int argc, char **argv, bool top,
 		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
 		{"capture-bytes", required_argument, NULL, 'C'},
 		{"no-sock", no_argument, NULL, 'N'},
+		{"no-tls", no_argument, NULL, 'W'},
 		{"engine-lib", required_argument, NULL, 'E'},
 		{"cuda-lib", required_argument, NULL, 'L'},
 		{"freq", required_argument, NULL, 'F'},   {"all-cpus", no_argument, NULL, 'a'},

@@ -26,7 +26,7 @@ struct ls_rec_opts {
 	unsigned long pids[LS_MAX_PIDS], ports[LS_MAX_PORTS];
 	int npids, nports;
 	unsigned long ringbuf_mb, level, stack_entries, capture_bytes, freq, ustack_bytes;
-	bool verbose, no_sock, no_engine, sample_all, offcpu, symbolize, capture_bodies;
+	bool verbose, no_sock, no_tls, no_engine, sample_all, offcpu, symbolize, capture_bodies;
 	const char *engine_paths[8], *cuda_paths[4];
 	int nengine_paths, ncuda_paths;
 	bool live_on;    /* a live analysis runs (metrics, flight recorder, top, OTLP) */

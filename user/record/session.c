@@ -245,7 +245,7 @@ static void tls_scan(struct ls_session *s, bool first)
 	char paths[4][4096];
 	struct ls_recorder *r = &s->r;
 
-	if (s->o->no_sock || !(ls_bpf_sources(r->bpf) & LS_SRC_SOCK_IO))
+	if (s->o->no_sock || s->o->no_tls || !(ls_bpf_sources(r->bpf) & LS_SRC_SOCK_IO))
 		return;
 	if (first)
 		for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
