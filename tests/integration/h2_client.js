@@ -15,13 +15,20 @@ const [port, out, c, n, prefix = 'h2-'] = process.argv.slice(2);
 const steal = () => BigInt(fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/)[8]) * 10000000n;
 const runDelay = () => BigInt(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) + steal();
 const lines = [];
+// H2_WINDOW=B: the client's SETTINGS_INITIAL_WINDOW_SIZE; H2_PAUSE_MS=M:
+// every other request stops reading for M ms after its first data (the
+// server's window then runs out: flow control holds its stream), and logs
+// paused_ns, from its pause to its resume, by this client's own clock
+const opts = process.env.H2_WINDOW ? {settings: {initialWindowSize: Number(process.env.H2_WINDOW)}} : {};
+const pauseMs = Number(process.env.H2_PAUSE_MS || 0);
 // PORT, or a URL: https://127.0.0.1:PORT for HTTP/2 over TLS (ALPN h2; the
 // test's own certificate is not checked)
-const session = /^https?:/.test(port) ? http2.connect(port, {rejectUnauthorized: false})
-                                       : http2.connect(`http://127.0.0.1:${port}`);
+const session = /^https?:/.test(port) ? http2.connect(port, {rejectUnauthorized: false, ...opts})
+                                       : http2.connect(`http://127.0.0.1:${port}`, opts);
 
-function one(id, log = true) {
+function one(id, log = true, pause = false) {
   return new Promise((resolve) => {
+    let paused = null;
     let d0 = runDelay();
     let t0 = process.hrtime.bigint();
     let first = null, firstWait = null;
@@ -39,12 +46,17 @@ function one(id, log = true) {
       if (first === null) {
         first = process.hrtime.bigint();
         firstWait = runDelay() - d0;
+        if (pause) {
+          req.pause();
+          setTimeout(() => { paused = process.hrtime.bigint() - first; req.resume(); }, pauseMs);
+        }
       }
     });
     req.on('end', () => {
       const t1 = process.hrtime.bigint();
       if (log) lines.push(JSON.stringify({x_request_id: id, total_ns: Number(t1 - t0), ttft_ns: Number(first - t0),
-                                 start_wait_ns: Number(startLag), first_wait_ns: Number(firstWait), end_wait_ns: Number(runDelay() - d0)}));
+                                 start_wait_ns: Number(startLag), first_wait_ns: Number(firstWait), end_wait_ns: Number(runDelay() - d0),
+                                 ...(paused !== null ? {paused_ns: Number(paused)} : {})}));
       resolve();
     });
     req.on('error', (e) => { lines.push(JSON.stringify({x_request_id: id, error: String(e)})); resolve(); });
@@ -57,7 +69,7 @@ async function worker(k) {
   // (its first marks came 3 ms late), on the same connection
   for (let i = 0; i < 3; i++) await one(`warm-${k}-${i}`, false);
   for (let i = 0; i < Number(n); i++) {
-    await one(`${prefix}${k}-${i}`);
+    await one(`${prefix}${k}-${i}`, true, pauseMs > 0 && i % 2 === 1);
     await new Promise((r) => setTimeout(r, 10));
   }
 }

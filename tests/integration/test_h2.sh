@@ -11,12 +11,15 @@
 #    field of the same shape is found in the capture), the prompt in the
 #    request message and the streamed tokens never reach the capture, and
 #    the RPCs are still rebuilt;
+#  - flow_control: a client that stops reading a stream (its WINDOW_UPDATEs
+#    stop) holds the server's stream: that time is network.send_blocked,
+#    at most the client's own pause, none on streams it did not pause;
 #  - midflight: a Node http2 session met mid-flight: every stream partial
 #    (no HPACK state), none split, and the report says why.
 # Truth: the clients' own marks (client_accuracy.py): every request found
 # once, ok, exact sums, total and TTFT within max(1 ms, 2%).
 source "$(dirname "$0")/lib.sh"
-require_root h2.grpc h2.node h2.secrets h2.capture_bodies h2.midflight
+require_root h2.grpc h2.node h2.secrets h2.capture_bodies h2.midflight h2.flow_control
 PY=/usr/bin/python3
 ACC=$ROOT/tests/integration/client_accuracy.py
 
@@ -83,6 +86,37 @@ if command -v node >/dev/null; then
     [ "${n:-0}" -eq 36 ]
 else
   skip "h2.node: node is not installed (tools/install-test-deps.sh)"
+fi
+
+# --- flow control: the client stops reading a stream for 100 ms after its
+# first data; 16 KB tokens spend the server's window (65535, and Node's 16 KB
+# read buffer) and the stream waits for the client's WINDOW_UPDATE: that wait
+# is network.send_blocked, never more than the client's pause, and none on
+# the streams it did not pause; totals still the client's
+if command -v node >/dev/null; then
+  start_recording "$T/fc.data" "$T/fc.ready" -- node "$ROOT/tools/servers/node-h2.js" \
+    --port 18485 --ready-file "$T/fc.ready" --token-bytes 16000 || fail "h2.flow_control: server did not start"
+  H2_PAUSE_MS=100 node "$ROOT/tests/integration/h2_client.js" 18485 "$T/fc.lg" 1 6 fc- 2>"$T/fc.client.err"
+  stop_recording 0.5
+  "$LS" report --json "$T/fc.data" >"$T/fc.jsonl"
+  $PY "$ACC" h2.flow_control "$T/fc.jsonl" "$T/fc.lg"
+  $PY - "$T/fc.jsonl" "$T/fc.lg" <<'PY'
+import json, sys
+rep = {r["x_request_id"]: r for r in map(json.loads, open(sys.argv[1])) if r.get("x_request_id")}
+rows, bad = [], []
+for c in map(json.loads, open(sys.argv[2])):
+    r = rep.get(c["x_request_id"])
+    b = (r["sub"].get("network.send_blocked") or 0) if r else None
+    p = c.get("paused_ns", 0)
+    rows.append((c["x_request_id"], round(p / 1e6, 1), b and round(b / 1e6, 1)))
+    if b is None or (p and not 0 < b <= p + 1e6) or (not p and b):
+        bad.append(rows[-1])
+paused = sum(1 for x in rows if x[1])
+print(("PASS" if rows and paused and not bad else "FAIL") + f" h2.flow_control.send_blocked: "
+      f"(id, client paused ms, send_blocked ms) {rows}; off: {bad}")
+PY
+else
+  skip "h2.flow_control: node is not installed (tools/install-test-deps.sh)"
 fi
 
 # --- mid-flight: a Node http2 session that began before the capture

@@ -55,7 +55,13 @@ static void on_lost(void *ctx, const char *why)
 	add(ctx, "LOST %s|", why);
 }
 
-static const struct ls_h2_cb cb = {on_headers, on_data, on_reset, on_lost};
+static void on_window(void *ctx, uint32_t stream, uint32_t inc)
+{
+	add(ctx, "W%u+%u|", stream, inc);
+}
+
+static const struct ls_h2_cb cb = {.headers = on_headers, .data = on_data, .reset = on_reset,
+				   .lost = on_lost, .window = on_window};
 
 struct wire {
 	uint8_t b[8192];
@@ -367,6 +373,36 @@ static void test_scrub_huffman(void **state)
 	assert_string_equal(a.s, "H1 GET / 0 x= grpc=0 gs=-1 sse=0 END|H3 GET / 0 x= grpc=0 gs=-1 sse=0 END|");
 }
 
+/* Flow control: WINDOW_UPDATE told with its increment (the reserved bit
+ * dropped); the client's SETTINGS_INITIAL_WINDOW_SIZE binds the server's
+ * streams from the server's ACK of it, not before. */
+static void test_flow_control(void **state)
+{
+	static const uint8_t settings[] = {0, 4, 0, 0, 0x04, 0}; /* INITIAL_WINDOW_SIZE 1024 */
+	struct wire rx = {0}, tx = {0};
+	struct log l = {0};
+	struct ls_h2 prx, ptx;
+
+	(void)state;
+	memcpy(rx.b, LS_H2_PREFACE, LS_H2_PREFACE_LEN);
+	rx.n = LS_H2_PREFACE_LEN;
+	frame(&rx, 0x4, 0, 0, settings, sizeof(settings));
+	frame(&rx, 0x8, 0, 0, "\0\0\x10\0", 4);
+	frame(&rx, 0x8, 0, 3, "\x80\0\0\x05", 4);
+	frame(&tx, 0x4, 0, 0, "", 0);
+	frame(&tx, 0x4, 0x1, 0, "", 0); /* the server's ACK of the client's SETTINGS */
+	assert_int_equal(ls_h2_init(&prx, true, &cb, &l), 0);
+	assert_int_equal(ls_h2_init(&ptx, false, &cb, &l), 0);
+	prx.peer = &ptx, ptx.peer = &prx;
+	ls_h2_feed(&prx, rx.b, rx.n, rx.n);
+	assert_string_equal(l.s, "W0+4096|W3+5|");
+	assert_int_equal(ptx.init_window, 65535);
+	ls_h2_feed(&ptx, tx.b, tx.n, tx.n);
+	assert_int_equal(ptx.init_window, 1024);
+	ls_h2_free(&prx);
+	ls_h2_free(&ptx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_scrub),
 		cmocka_unit_test(test_scrub_huffman),
 		cmocka_unit_test(test_midflight),
+		cmocka_unit_test(test_flow_control),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

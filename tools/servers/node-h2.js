@@ -2,6 +2,7 @@
 // knowledge): each stream's response is text/event-stream, TOKENS events
 // one every TOKEN_MS after PREFILL_MS, then "data: [DONE]".
 //   node node-h2.js --port P [--ready-file F] [--tokens 8 --token-ms 10 --prefill-ms 20]
+//                   [--token-bytes N: each event's text padded to N bytes]
 'use strict';
 const http2 = require('http2');
 const fs = require('fs');
@@ -13,6 +14,7 @@ const arg = (name, def) => {
 const port = Number(arg('port'));
 const tokens = Number(arg('tokens', 8)), tokenMs = Number(arg('token-ms', 10));
 const prefillMs = Number(arg('prefill-ms', 20));
+const pad = 'x'.repeat(Math.max(0, Number(arg('token-bytes', 0)) - 40));
 
 const server = http2.createServer();
 server.on('stream', (stream, headers) => {
@@ -24,7 +26,7 @@ server.on('stream', (stream, headers) => {
     const tick = () => {
       if (stream.destroyed) return;
       if (i < tokens) {
-        stream.write(`data: {"choices":[{"text":"token ${i}"}]}\n\n`);
+        stream.write(`data: {"choices":[{"text":"token ${i}${pad}"}]}\n\n`);
         i++;
         setTimeout(tick, tokenMs);
       } else {

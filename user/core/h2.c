@@ -63,6 +63,7 @@ int ls_h2_init(struct ls_h2 *p, bool client_side, const struct ls_h2_cb *cb, voi
 	p->ctx = ctx;
 	p->preface_left = client_side ? LS_H2_PREFACE_LEN : 0;
 	p->max_frame = 16384; /* SETTINGS_MAX_FRAME_SIZE's initial value */
+	p->init_window = 65535; /* SETTINGS_INITIAL_WINDOW_SIZE's */
 	if (nghttp2_hd_inflate_new(&inf))
 		return -1;
 	p->inflater = inf;
@@ -390,6 +391,8 @@ static void on_settings(struct ls_h2 *p)
 			nghttp2_hd_inflate_change_table_size(p->inflater, p->pend[0].table - 1);
 		if (p->pend[0].frame)
 			p->max_frame = p->pend[0].frame;
+		if (p->pend[0].window)
+			p->init_window = p->pend[0].window - 1;
 		memmove(p->pend, p->pend + 1, (size_t)--p->npend * sizeof(p->pend[0]));
 		return;
 	}
@@ -399,7 +402,7 @@ static void on_settings(struct ls_h2 *p)
 		lose(o, "more than 8 SETTINGS frames not acknowledged");
 		return;
 	}
-	o->pend[o->npend].table = o->pend[o->npend].frame = 0;
+	o->pend[o->npend].table = o->pend[o->npend].frame = o->pend[o->npend].window = 0;
 	for (size_t i = 0; i + 6 <= p->len; i += 6) {
 		const uint8_t *e = p->buf + i;
 		uint16_t id = (uint16_t)(e[0] << 8 | e[1]);
@@ -408,6 +411,8 @@ static void on_settings(struct ls_h2 *p)
 			o->pend[o->npend].table = v + 1;
 		else if (id == 0x5 && v >= 16384 && v < (1u << 24)) /* MAX_FRAME_SIZE */
 			o->pend[o->npend].frame = v;
+		else if (id == 0x4 && v <= 0x7fffffffu) /* INITIAL_WINDOW_SIZE */
+			o->pend[o->npend].window = v + 1;
 	}
 	o->npend++;
 }
@@ -455,6 +460,12 @@ static void frame_done(struct ls_h2 *p)
 	case T_SETTINGS:
 		on_settings(p);
 		break;
+	case T_WINDOW_UPDATE:
+		if (p->len == 4 && !p->unknown && p->cb->window)
+			p->cb->window(p->ctx, p->stream,
+				      ((uint32_t)p->buf[0] << 24 | (uint32_t)p->buf[1] << 16 |
+				       (uint32_t)p->buf[2] << 8 | p->buf[3]) & 0x7fffffffu);
+		break;
 	default:
 		break;
 	}
@@ -484,6 +495,9 @@ static void frame_begin(struct ls_h2 *p)
 	case T_CONTINUATION:
 	case T_SETTINGS:
 		p->need = p->len;
+		break;
+	case T_WINDOW_UPDATE:
+		p->need = p->len == 4 ? 4 : 0;
 		break;
 	case T_DATA:
 		p->need = p->len < 1 + sizeof(DONE_MARKER) ? p->len : 1 + sizeof(DONE_MARKER);
@@ -622,7 +636,8 @@ static size_t read_frames(struct ls_h2 *p, const uint8_t *data, size_t known, si
 			frame_begin(p);
 			if (p->scrub) {
 				p->star_payload = false;
-				if (p->need && p->type != T_DATA && p->type != T_SETTINGS)
+				if (p->need && p->type != T_DATA && p->type != T_SETTINGS &&
+				    p->type != T_WINDOW_UPDATE)
 					scrub_header_frame(p, p->scrub + i, i < known ? known - i : 0);
 			}
 			if (p->lost || p->len)

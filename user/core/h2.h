@@ -32,12 +32,16 @@ struct ls_h2_headers {
 	int grpc_status;      /* -1: no grpc-status field */
 };
 
-/* Callbacks may read p->pos (just past the frame) and p->frame_begin. */
+/* Callbacks may read p->pos (just past the frame), p->frame_begin and
+ * p->len (the frame's payload length). */
 struct ls_h2_cb {
 	void (*headers)(void *ctx, uint32_t stream, const struct ls_h2_headers *h, bool end_stream);
 	/* len: payload bytes less padding; done_marker: it is "data: [DONE]" */
 	void (*data)(void *ctx, uint32_t stream, uint32_t len, bool done_marker, bool end_stream);
 	void (*reset)(void *ctx, uint32_t stream);
+	/* WINDOW_UPDATE: the sender of the other direction may send `inc`
+	 * more bytes on the stream (0: the connection) */
+	void (*window)(void *ctx, uint32_t stream, uint32_t inc);
 	void (*lost)(void *ctx, const char *why);
 };
 
@@ -56,8 +60,12 @@ struct ls_h2 {
 	 * bind this direction's sender (its encoder, its frames) once it does
 	 * (0: a setting not in them) */
 	struct {
-		uint32_t table, frame;
+		uint32_t table, frame, window; /* window: + 1, 0 not in them */
 	} pend[8];
+	/* each new stream's flow-control window for what this direction
+	 * sends (the peer's SETTINGS_INITIAL_WINDOW_SIZE; 65535 at first);
+	 * a DATA frame's whole length (`len`, padding too) counts against it */
+	uint32_t init_window;
 	int npend;
 	uint8_t type, flags;
 	/* the part of the payload the reader needs */

@@ -130,6 +130,10 @@ struct conn {
 	 * stream offsets, what TCP's points use) by anchors, per direction:
 	 * plaintext up to `pt` had gone through ciphertext up to `ct`
 	 * (UINT64_MAX: written, its ciphertext not yet) */
+	/* HTTP/2: the connection's flow-control window for what the process
+	 * sends, and since when it was spent (0: not) */
+	int64_t fc_conn;
+	uint64_t fc_conn_since;
 	bool tls;
 	struct tls_anchor {
 		uint64_t pt, ct;
@@ -654,6 +658,8 @@ static void h2_tx_headers(void *ctx, uint32_t stream, const struct ls_h2_headers
 	}
 }
 
+static void fc_spend(struct conn *cn, struct ls_request *r, uint32_t len);
+
 /* Sets the marks tx_event and tx_end set on HTTP/1.1, for one stream. */
 static void h2_tx_data(void *ctx, uint32_t stream, uint32_t len, bool done_marker, bool end)
 {
@@ -676,6 +682,67 @@ static void h2_tx_data(void *ctx, uint32_t stream, uint32_t len, bool done_marke
 		r->stream_over = true;
 		if (!r->t_first)
 			r->t_first = cn->io_ts;
+	}
+	fc_spend(cn, r, cn->h2tx->len);
+}
+
+/* A DATA frame's length spent from the stream's and the connection's send
+ * windows: one of them spent with the response not over, the stream can
+ * send nothing until the client's WINDOW_UPDATE (RFC 9113 §6.9). */
+static void fc_spend(struct conn *cn, struct ls_request *r, uint32_t len)
+{
+	if (cn->h2tx->midflight) /* windows met mid-flight are not known */
+		return;
+	if (!r->fc_init) {
+		r->fc_window = cn->h2tx->init_window;
+		r->fc_init = true;
+	}
+	r->fc_window -= len;
+	cn->fc_conn -= len;
+	if (r->stream_over)
+		return;
+	if (r->fc_window <= 0 && !r->fc_since)
+		r->fc_since = cn->io_ts;
+	if (cn->fc_conn <= 0 && !cn->fc_conn_since)
+		cn->fc_conn_since = cn->io_ts;
+}
+
+/* The time a stream could send nothing, from its window spent to the read
+ * of the WINDOW_UPDATE that reopened it: network.send_blocked (the client
+ * did not take the bytes), as a write blocked on a full socket buffer. */
+static void fc_reopen(struct conn *cn, struct ls_request *r, uint64_t since)
+{
+	if (since && !r->stream_over && cn->io_ts > since)
+		add_blocked(r, cn->io_ts, cn->io_ts - since, !r->t_first);
+}
+
+static void h2_rx_window(void *ctx, uint32_t stream, uint32_t inc)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r;
+
+	if (cn->h2tx->midflight)
+		return;
+	if (!stream) {
+		cn->fc_conn += inc;
+		if (cn->fc_conn > 0 && cn->fc_conn_since) {
+			for (size_t i = 0; i < cn->nreqs; i++)
+				if (cn->reqs[i]->status) /* its response begun: it had bytes to send */
+					fc_reopen(cn, cn->reqs[i], cn->fc_conn_since);
+			cn->fc_conn_since = 0;
+		}
+		return;
+	}
+	if (!(r = h2_stream(cn, stream)))
+		return;
+	if (!r->fc_init) {
+		r->fc_window = cn->h2tx->init_window;
+		r->fc_init = true;
+	}
+	r->fc_window += inc;
+	if (r->fc_window > 0 && r->fc_since) {
+		fc_reopen(cn, r, r->fc_since);
+		r->fc_since = 0;
 	}
 }
 
@@ -704,7 +771,8 @@ static void h2_lost(void *ctx, const char *why)
 }
 
 static const struct ls_h2_cb h2_rx_cb = {
-	.headers = h2_rx_headers, .data = h2_rx_data, .reset = h2_reset, .lost = h2_lost};
+	.headers = h2_rx_headers, .data = h2_rx_data, .reset = h2_reset, .window = h2_rx_window,
+	.lost = h2_lost};
 static const struct ls_h2_cb h2_tx_cb = {
 	.headers = h2_tx_headers, .data = h2_tx_data, .reset = h2_reset, .lost = h2_lost};
 
@@ -886,6 +954,7 @@ static bool ensure_h2(struct conn *cn, const struct ls_ev_sock_io *e)
 		abort();
 	cn->h2rx->peer = cn->h2tx;
 	cn->h2tx->peer = cn->h2rx;
+	cn->fc_conn = 65535; /* the connection's window, changed by WINDOW_UPDATE only */
 	if (midflight) {
 		ls_h2_midflight(cn->h2rx);
 		ls_h2_midflight(cn->h2tx);

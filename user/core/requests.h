@@ -55,6 +55,11 @@ struct ls_request {
 	bool streaming;
 	bool partial; /* its start was before the capture (see LS_REQ_PARTIAL) */
 	bool transport_unix; /* on an AF_UNIX stream socket: no network parts */
+	/* HTTP/2 flow control: what the stream may still send, and since when
+	 * it could send nothing (its window or the connection's spent) */
+	int64_t fc_window;
+	bool fc_init;
+	uint64_t fc_since;
 	bool tls;            /* its bytes read as plaintext through the process's libssl */
 	bool delivered_told; /* the correlator's `delivered` saw it */
 	char unparsed_why[192]; /* set: LS_REQ_UNPARSED, and why */
