@@ -403,6 +403,51 @@ static void test_flow_control(void **state)
 	ls_h2_free(&ptx);
 }
 
+static void on_event(void *ctx, uint32_t stream, bool done)
+{
+	add(ctx, "E%u%s|", stream, done ? " DONE" : "");
+}
+
+/* An event-stream response: each "data:" line is told as an event, also
+ * several in one frame and one cut between frames, [DONE] apart; scrubbed,
+ * data lines keep "data: " (and "[DONE]"), their text becomes '*'. */
+static void test_sse_events(void **state)
+{
+	static const struct ls_h2_cb ecb = {.event = on_event};
+	static const char *const ev[] = {":status", "200", "content-type", "text/event-stream"};
+	struct wire tx = {0};
+	struct log l = {0};
+	struct ls_h2 p;
+	nghttp2_hd_deflater *d;
+	size_t body;
+
+	(void)state;
+	assert_int_equal(nghttp2_hd_deflate_new(&d, 4096), 0);
+	headers(&tx, d, 5, false, 2, ev);
+	body = tx.n;
+	static const char f1[] = "data: one\n\ndata: two\n\nda", f2[] = "ta: three\n\n: note\n\n",
+			  f3[] = "data: [DONE]\n\n";
+	frame(&tx, 0x0, 0, 5, f1, sizeof(f1) - 1);
+	frame(&tx, 0x0, 0, 5, f2, sizeof(f2) - 1);
+	frame(&tx, 0x0, 0x1, 5, f3, sizeof(f3) - 1);
+	nghttp2_hd_deflate_del(d);
+	assert_int_equal(ls_h2_init(&p, false, &ecb, &l), 0);
+	ls_h2_feed(&p, tx.b, tx.n, tx.n);
+	ls_h2_free(&p);
+	assert_string_equal(l.s, "E5|E5|E5|E5 DONE|");
+	l.n = 0, l.s[0] = 0;
+	assert_int_equal(ls_h2_init(&p, false, &ecb, &l), 0);
+	ls_h2_scrub(&p, tx.b, tx.n, tx.n);
+	ls_h2_free(&p);
+	assert_string_equal(l.s, "E5|E5|E5|E5 DONE|");
+	body += 9;
+	assert_memory_equal(tx.b + body, "data: ***\n\ndata: ***\n\nda", sizeof(f1) - 1);
+	body += sizeof(f1) - 1 + 9;
+	assert_memory_equal(tx.b + body, "ta: *****\n\n: note\n\n", sizeof(f2) - 1);
+	body += sizeof(f2) - 1 + 9;
+	assert_memory_equal(tx.b + body, f3, sizeof(f3) - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_scrub_huffman),
 		cmocka_unit_test(test_midflight),
 		cmocka_unit_test(test_flow_control),
+		cmocka_unit_test(test_sse_events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -139,6 +139,23 @@ static void take_field(struct ls_h2_headers *h, const nghttp2_nv *nv)
 	}
 }
 
+static void sse_end(struct ls_h2 *p, uint32_t stream);
+
+/* A header block read (decoded, or scrubbed in place): told, unless a
+ * PUSH_PROMISE's; an event-stream response's stream is scanned for events
+ * from now until it ends. */
+static void headers_done(struct ls_h2 *p, const struct ls_h2_headers *h)
+{
+	if (p->blk_push)
+		return;
+	if (h->m.sse && !p->blk_end_stream && p->nsse < (int)(sizeof(p->sse) / sizeof(p->sse[0])))
+		p->sse[p->nsse++] = (struct ls_h2_sse){.stream = p->blk_stream};
+	if (p->cb->headers)
+		p->cb->headers(p->ctx, p->blk_stream, h, p->blk_end_stream);
+	if (p->blk_end_stream)
+		sse_end(p, p->blk_stream);
+}
+
 /* The block is whole: decode it (always, so the table stays in step) and
  * tell it, unless it was a PUSH_PROMISE's. */
 static void block_done(struct ls_h2 *p)
@@ -174,8 +191,68 @@ static void block_done(struct ls_h2 *p)
 		}
 	}
 	p->blk_len = 0;
-	if (!p->blk_push && p->cb->headers)
-		p->cb->headers(p->ctx, p->blk_stream, &h, p->blk_end_stream);
+	headers_done(p, &h);
+}
+
+static struct ls_h2_sse *sse_of(struct ls_h2 *p, uint32_t stream)
+{
+	for (int i = 0; i < p->nsse; i++)
+		if (p->sse[i].stream == stream)
+			return &p->sse[i];
+	return NULL;
+}
+
+/* The stream is over (END_STREAM, RST_STREAM): its scan goes. */
+static void sse_end(struct ls_h2 *p, uint32_t stream)
+{
+	struct ls_h2_sse *e = sse_of(p, stream);
+
+	if (e)
+		*e = p->sse[--p->nsse];
+}
+
+/*
+ * k captured payload bytes of an event-stream response's DATA frame: each
+ * line that begins "data:" is an event (told; "data: [DONE]" told as
+ * done); scrubbing (star), the rest of a data line becomes '*', line ends
+ * and other lines stay. A "data:" cut by a frame's end is matched across.
+ */
+static void sse_scan(struct ls_h2 *p, struct ls_h2_sse *e, uint8_t *b, size_t k, bool star)
+{
+	static const char tag[] = "data:";
+	const size_t dl = sizeof(DONE_MARKER) - 1 - 6; /* "[DONE]" after "data: " */
+
+	for (size_t i = 0; i < k;) {
+		if (e->in_data || e->mid_line) {
+			for (; i < k && b[i] != '\n' && b[i] != '\r'; i++)
+				if (e->in_data && star)
+					b[i] = '*';
+			if (i < k)
+				e->in_data = e->mid_line = false, i++;
+			continue;
+		}
+		if (b[i] == '\n' || b[i] == '\r') {
+			e->matched = 0, i++;
+			continue;
+		}
+		if (b[i] != (uint8_t)tag[e->matched]) {
+			e->matched = 0;
+			e->mid_line = true;
+			continue;
+		}
+		i++;
+		if (++e->matched < 5)
+			continue;
+		e->matched = 0;
+		e->in_data = true;
+		bool done = false;
+		if (i < k && b[i] == ' ')
+			i++;
+		if (k - i >= 6 && !memcmp(b + i, DONE_MARKER + dl, 6))
+			done = true, i += 6;
+		if (p->cb->event)
+			p->cb->event(p->ctx, p->stream, done);
+	}
 }
 
 static void block_add(struct ls_h2 *p, const uint8_t *s, size_t n)
@@ -300,8 +377,7 @@ static void scrub_block(struct ls_h2 *p, uint8_t *blk, size_t len)
 	}
 	nghttp2_hd_inflate_end_headers(inf);
 	p->block_scrubbed = true;
-	if (!p->blk_push && p->cb->headers)
-		p->cb->headers(p->ctx, p->blk_stream, &h, p->blk_end_stream);
+	headers_done(p, &h);
 }
 
 /* HEADERS, PUSH_PROMISE or CONTINUATION: its fragment joins the block. */
@@ -435,6 +511,8 @@ static void on_data(struct ls_h2 *p)
 		done = !memcmp(s, DONE_MARKER, sizeof(DONE_MARKER) - 1);
 	if (p->cb->data)
 		p->cb->data(p->ctx, p->stream, (uint32_t)n, done, p->flags & F_END_STREAM);
+	if (p->flags & F_END_STREAM)
+		sse_end(p, p->stream);
 }
 
 static void frame_done(struct ls_h2 *p)
@@ -454,6 +532,9 @@ static void frame_done(struct ls_h2 *p)
 		on_fragment(p);
 		break;
 	case T_RST_STREAM:
+		sse_end(p, p->stream);
+		if (p->peer)
+			sse_end(p->peer, p->stream);
 		if (p->cb->reset)
 			p->cb->reset(p->ctx, p->stream);
 		break;
@@ -501,6 +582,9 @@ static void frame_begin(struct ls_h2 *p)
 		break;
 	case T_DATA:
 		p->need = p->len < 1 + sizeof(DONE_MARKER) ? p->len : 1 + sizeof(DONE_MARKER);
+		p->data_sse = sse_of(p, p->stream) != NULL;
+		p->data_unknown = false;
+		p->data_pad = 0;
 		break;
 	default:
 		p->need = 0;
@@ -588,6 +672,32 @@ static void scrub_payload(struct ls_h2 *p, uint8_t *s, size_t k, size_t avail)
 	}
 }
 
+/* k bytes of an event-stream DATA frame's payload (NULL: not captured),
+ * from the current offset: the pad length and padding set apart, the rest
+ * scanned for events (scrubbing: data lines starred). */
+static void data_sse(struct ls_h2 *p, uint8_t *b, size_t k)
+{
+	struct ls_h2_sse *e = sse_of(p, p->stream);
+	size_t off = p->len - p->left, a = 0, end;
+
+	if (!e || !k)
+		return;
+	if (!b) { /* where lines are is lost until the next line end */
+		p->data_unknown = true;
+		e->matched = 0;
+		e->in_data = false;
+		e->mid_line = true;
+		return;
+	}
+	if ((p->flags & F_PADDED) && off == 0)
+		p->data_pad = b[0], a = 1;
+	end = p->len - ((p->flags & F_PADDED) ? p->data_pad : 0);
+	if (off + k > end)
+		k = end > off ? end - off : 0;
+	if (k > a)
+		sse_scan(p, e, b + a, k - a, p->scrub && !p->keep_data);
+}
+
 /* Scrubbing, at a frame's start with the call's last bytes all known: is a
  * frame header, or a header frame's payload, cut by the call's end? Its
  * block cannot be read yet: the caller joins it to the next call. */
@@ -643,7 +753,10 @@ static size_t read_frames(struct ls_h2 *p, const uint8_t *data, size_t known, si
 			if (p->lost || p->len)
 				continue;
 		} else {
-			if (p->scrub && s)
+			if (p->type == T_DATA && p->data_sse)
+				data_sse(p, s ? p->scrub ? p->scrub + i : (uint8_t *)s : NULL,
+					 n < p->left ? n : p->left);
+			else if (p->scrub && s)
 				scrub_payload(p, p->scrub + i, n < p->left ? n : p->left, n);
 			size_t k = take_payload(p, s, n);
 			p->pos += k, i += k;

@@ -42,6 +42,10 @@ struct ls_h2_cb {
 	/* WINDOW_UPDATE: the sender of the other direction may send `inc`
 	 * more bytes on the stream (0: the connection) */
 	void (*window)(void *ctx, uint32_t stream, uint32_t inc);
+	/* an event-stream response's "data:" line began in the current DATA
+	 * frame (done: it is "data: [DONE]"); told before that frame's data
+	 * callback, which may read p->data_unknown */
+	void (*event)(void *ctx, uint32_t stream, bool done);
 	void (*lost)(void *ctx, const char *why);
 };
 
@@ -66,6 +70,17 @@ struct ls_h2 {
 	 * sends (the peer's SETTINGS_INITIAL_WINDOW_SIZE; 65535 at first);
 	 * a DATA frame's whole length (`len`, padding too) counts against it */
 	uint32_t init_window;
+	/* event-stream responses open in this direction (their HEADERS said
+	 * text/event-stream): where each one's line scan is, across frames */
+	struct ls_h2_sse {
+		uint32_t stream;
+		uint8_t matched; /* bytes of "data:" matched at a line start */
+		bool mid_line, in_data;
+	} sse[32];
+	int nsse;
+	bool data_sse;     /* the current DATA frame is on a scanned event stream */
+	bool data_unknown; /* ... and has bytes not captured: its events are not all told */
+	uint8_t data_pad;  /* the current DATA frame's pad length */
 	int npend;
 	uint8_t type, flags;
 	/* the part of the payload the reader needs */
@@ -98,7 +113,8 @@ void ls_h2_feed(struct ls_h2 *p, const uint8_t *data, size_t known, size_t total
  * included) and rewrites data in place, lengths kept, so that a reader of
  * the result sees the same frames and the same header fields, except:
  *  - DATA payloads become '*' (the pad length and a leading "data: [DONE]"
- *    stay);
+ *    stay), but on an event-stream response, whose "data:" line starts
+ *    (and "[DONE]"), line ends and other lines stay, as on HTTP/1.1;
  *  - the values of credential headers (redact.h) become '*', or '&' when
  *    Huffman-coded (one 8-bit code per byte: the block still decodes);
  *  - a header frame not whole in one piece must be read whole before any

@@ -295,10 +295,13 @@ static uint64_t wire_end(const struct conn *cn, int d, uint64_t x)
 }
 
 /* The wire offset where the ciphertext of plaintext byte b began: the end
- * of what went through before it (a request's first byte). */
+ * of what went through before it (a request's first byte); but no later
+ * than the last ciphertext byte of the call that moved b (OpenSSL reads
+ * ahead: the call before b may have read b's record already). */
 static uint64_t wire_begin(const struct conn *cn, int d, uint64_t b)
 {
 	size_t lo = 0, hi;
+	uint64_t w, end;
 
 	if (!cn->tls)
 		return b;
@@ -310,7 +313,9 @@ static uint64_t wire_begin(const struct conn *cn, int d, uint64_t b)
 		else
 			hi = mid;
 	}
-	return lo && cn->anch[d][lo - 1].ct != UINT64_MAX ? cn->anch[d][lo - 1].ct : 0;
+	w = lo && cn->anch[d][lo - 1].ct != UINT64_MAX ? cn->anch[d][lo - 1].ct : 0;
+	end = wire_end(cn, d, b + 1);
+	return end && end != UINT64_MAX && w >= end ? end - 1 : w;
 }
 
 /* Time of the first wire point beyond the last byte of plaintext [.., x). */
@@ -676,14 +681,30 @@ static void h2_tx_data(void *ctx, uint32_t stream, uint32_t len, bool done_marke
 		r->first_tid = cn->io_tid;
 		r->first_end = cn->h2tx->frame_begin + 10;
 	}
-	if (len && r->streaming && !done_marker)
+	/* an event stream read whole: each "data:" event in the frame is a
+	 * token (a proxy may put several in one frame); else each DATA frame
+	 * with payload (gRPC: one message per frame) */
+	if (r->streaming && cn->h2tx->data_sse && !cn->h2tx->data_unknown) {
+		for (; r->sse_events; r->sse_events--)
+			token_at(cn, r, cn->h2tx->pos);
+	} else if (len && r->streaming && !done_marker) {
 		token_at(cn, r, cn->h2tx->pos);
+	}
+	r->sse_events = 0;
 	if (end) {
 		r->stream_over = true;
 		if (!r->t_first)
 			r->t_first = cn->io_ts;
 	}
 	fc_spend(cn, r, cn->h2tx->len);
+}
+
+static void h2_tx_event(void *ctx, uint32_t stream, bool done)
+{
+	struct ls_request *r = h2_stream(ctx, stream);
+
+	if (r && !done)
+		r->sse_events++;
 }
 
 /* A DATA frame's length spent from the stream's and the connection's send
@@ -774,7 +795,8 @@ static const struct ls_h2_cb h2_rx_cb = {
 	.headers = h2_rx_headers, .data = h2_rx_data, .reset = h2_reset, .window = h2_rx_window,
 	.lost = h2_lost};
 static const struct ls_h2_cb h2_tx_cb = {
-	.headers = h2_tx_headers, .data = h2_tx_data, .reset = h2_reset, .lost = h2_lost};
+	.headers = h2_tx_headers, .data = h2_tx_data, .reset = h2_reset, .event = h2_tx_event,
+	.lost = h2_lost};
 
 /* ---- records ---- */
 

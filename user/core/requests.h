@@ -57,6 +57,7 @@ struct ls_request {
 	bool transport_unix; /* on an AF_UNIX stream socket: no network parts */
 	/* HTTP/2 flow control: what the stream may still send, and since when
 	 * it could send nothing (its window or the connection's spent) */
+	uint32_t sse_events; /* "data:" events begun in the DATA frame being read */
 	int64_t fc_window;
 	bool fc_init;
 	uint64_t fc_since;
