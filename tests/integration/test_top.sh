@@ -65,16 +65,27 @@ check "top.tmux: redraws in place (one header on screen), shows requests, q exit
 if /usr/bin/python3 -c 'import fastapi, uvicorn, zmq, numpy' 2>/dev/null; then
   VPORT=18436
   rm -f "$T/vready"
-  "$LS" top -n 10 -i 1 -- /usr/bin/python3 "$ROOT/tools/vllm-shaped/server.py" --port $VPORT \
+  # as many snapshots as it takes (the server's start-up is slow on a busy
+  # machine: a fixed count once ended before the load's requests were
+  # final); stopped once a snapshot shows them all, or 10 s after the load
+  "$LS" top -n 60 -i 1 -- /usr/bin/python3 "$ROOT/tools/vllm-shaped/server.py" --port $VPORT \
     --ready-file "$T/vready" >"$T/vtop.txt" 2>"$T/vtop.err" &
   VPID=$!
   CLEANUP+=("kill -INT $VPID")
   wait_for_file "$T/vready" 20
   "$LOADGEN" --port $VPORT -c 4 -d 3 --stream --max-tokens 8 -o "$T/vlg.jsonl" 2>/dev/null
-  wait $VPID
-  awk '/^latsplit top:/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$T/vtop.txt" >"$T/vlast.txt"
-  vsplit=$(sed -n 's/.*split so far \([0-9]*\).*/\1/p' "$T/vlast.txt")
   vsent=$(wc -l <"$T/vlg.jsonl")
+  for _ in $(seq 100); do
+    got=$(sed -n 's/.*split so far \([0-9]*\).*/\1/p' "$T/vtop.txt" | tail -1)
+    [[ ${got:-0} -ge $vsent ]] && break
+    sleep 0.1
+  done
+  sleep 1.2 # one more whole snapshot
+  kill -INT $VPID; wait $VPID
+  # the last whole snapshot (the signal may have cut the one being printed)
+  awk '/^latsplit top:/{if (buf ~ /verdict:/) done=buf; buf=""} {buf=buf $0 "\n"}
+       END{printf "%s", buf ~ /verdict:/ ? buf : done}' "$T/vtop.txt" >"$T/vlast.txt"
+  vsplit=$(sed -n 's/.*split so far \([0-9]*\).*/\1/p' "$T/vlast.txt")
   check "top.vllm_shaped: top on the vLLM-shaped engine split ${vsplit:-0} of $vsent requests, verdict shown" \
     bash -c "[[ ${vsplit:-0} -ge $((vsent / 2)) ]] && grep -q 'verdict: .* dominates' '$T/vlast.txt'"
 else
