@@ -262,6 +262,8 @@ int ls_bpf_tls_attach(struct ls_bpf *b, const char *path)
 		return -ENOTSUP;
 	if (stat(path, &st))
 		return -errno;
+	if (!S_ISREG(st.st_mode)) /* a path a traced process names: never a FIFO to block on */
+		return -EINVAL;
 	for (int i = 0; i < b->ntls_files; i++)
 		if (b->tls_files[i].dev == st.st_dev && b->tls_files[i].ino == st.st_ino)
 			return 0;
