@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "export/otlp.h"
+#include "grow.h"
 #include "live.h"
 #include "probe.h"
 #include "proc.h"
@@ -45,6 +46,13 @@ struct ls_session {
 	bool raw_tty;
 	unsigned long shown; /* top's snapshots */
 	__u64 stop_ts;
+	/* tracked processes whose maps tls_scan reads: since when, how often */
+	struct tls_seen {
+		pid_t pid;
+		unsigned scans;
+		__u64 since;
+	} *tls_seen;
+	size_t ntls_seen, captls_seen;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -234,9 +242,14 @@ static void tls_attach(struct ls_session *s, const char *path, pid_t pid)
 			"SSL_write (stripped or static libssl): its TLS stays unread\n", pid, path);
 }
 
+/* When a tracked process's maps are read for libssl, in ns after it was
+ * first seen: a few times while it starts (Python imports ssl after exec, a
+ * container brings its own), then never: reading /proc/PID/maps holds the
+ * process's mmap lock, and its allocator's mmap waits on the reader. */
+static const __u64 tls_scan_at[] = {0, 1000000000ull, 4000000000ull, 15000000000ull};
+
 /* libssl files the tracked processes map (a container's too): the system's
- * at start, then each tracked process's, again every second (a process
- * loads it late, a container brings its own). */
+ * at start, then each tracked process's, on tls_scan_at's schedule. */
 static void tls_scan(struct ls_session *s, bool first)
 {
 	static const char *const sys[] = {
@@ -251,10 +264,27 @@ static void tls_scan(struct ls_session *s, bool first)
 		for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
 			if (!access(sys[i], R_OK))
 				tls_attach(s, sys[i], 0);
+	__u64 now = ls_now_ns();
 	for (size_t i = 0; i <= r->nknown; i++) {
 		pid_t pid = i < r->nknown ? r->known[i] : s->child;
-		int n = pid > 0 ? ls_proc_libssl(pid, paths, 4) : 0;
+		struct tls_seen *t = NULL;
+		int n;
 
+		if (pid <= 0)
+			continue;
+		for (size_t j = 0; j < s->ntls_seen && !t; j++)
+			if (s->tls_seen[j].pid == pid)
+				t = &s->tls_seen[j];
+		if (!t) {
+			GROW(s->tls_seen, s->ntls_seen, s->captls_seen);
+			t = &s->tls_seen[s->ntls_seen++];
+			*t = (struct tls_seen){.pid = pid, .since = now};
+		}
+		if (t->scans >= sizeof(tls_scan_at) / sizeof(tls_scan_at[0]) ||
+		    now - t->since < tls_scan_at[t->scans])
+			continue;
+		t->scans++;
+		n = ls_proc_libssl(pid, paths, 4);
 		for (int k = 0; k < n; k++)
 			tls_attach(s, paths[k], pid);
 	}
@@ -680,6 +710,7 @@ out:
 	ls_bpf_stop(s->r.bpf);
 	ls_sym_free(s->r.sym);
 	ls_recorder_free(&s->r);
+	free(s->tls_seen);
 	free(s);
 	return rc;
 }
