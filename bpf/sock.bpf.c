@@ -331,6 +331,20 @@ static __always_inline __u32 copy_payload(struct io_record *rec, const struct io
 	return cap;
 }
 
+/* The record in rec, its payload n bytes and nseg pieces, to the ring. */
+static __always_inline void io_output(struct io_record *rec, __u32 n, __u16 nseg)
+{
+	__u64 size = sizeof(rec->e) + ((n + 7) & ~7ull) + (__u64)nseg * sizeof(struct ls_io_seg);
+
+	rec->e.cap_len = n;
+	rec->e.nseg = nseg;
+	rec->e.h.size = size;
+	if (size > sizeof(rec->e) + sizeof(rec->data))
+		return;
+	if (bpf_ringbuf_output(&events, rec, size, wakeup_flags()))
+		count_drop();
+}
+
 /* Do the bytes a read returned begin with an HTTP method? Four bytes of
  * the first buffer, read before anything else is copied. */
 static __always_inline bool starts_http(const struct io_inflight *io, long ret)
@@ -356,7 +370,6 @@ static __always_inline int io_exit(long ret)
 	__u32 tid = (__u32)id, zero = 0, n;
 	struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
 	struct io_record *rec;
-	__u64 size;
 	__u16 nseg;
 
 	if (!io)
@@ -402,14 +415,7 @@ static __always_inline int io_exit(long ret)
 	} else {
 		n = copy_payload(rec, io, ret, &nseg);
 	}
-	rec->e.cap_len = n;
-	rec->e.nseg = nseg;
-	size = sizeof(rec->e) + ((n + 7) & ~7ull) + (__u64)nseg * sizeof(struct ls_io_seg);
-	rec->e.h.size = size;
-	if (size > sizeof(rec->e) + sizeof(rec->data))
-		goto out;
-	if (bpf_ringbuf_output(&events, rec, size, wakeup_flags()))
-		count_drop();
+	io_output(rec, n, nseg);
 out:
 	bpf_map_delete_elem(&io_inflight, &tid);
 	return 0;
@@ -611,7 +617,7 @@ int BPF_KRETPROBE(ssl_exit, long ret)
 	struct tls_inflight *t = bpf_map_lookup_elem(&tls_inflight, &tid);
 	struct io_inflight io = {};
 	struct io_record *rec;
-	__u64 len = 0, size;
+	__u64 len = 0;
 	__u16 nseg;
 
 	if (!t)
@@ -641,14 +647,7 @@ int BPF_KRETPROBE(ssl_exit, long ret)
 	rec->e.seq = 0;
 	rec->e.pad2 = 0;
 	n = copy_payload(rec, &io, len, &nseg);
-	rec->e.cap_len = n;
-	rec->e.nseg = nseg;
-	size = sizeof(rec->e) + ((n + 7) & ~7ull) + (__u64)nseg * sizeof(struct ls_io_seg);
-	rec->e.h.size = size;
-	if (size > sizeof(rec->e) + sizeof(rec->data))
-		goto out;
-	if (bpf_ringbuf_output(&events, rec, size, wakeup_flags()))
-		count_drop();
+	io_output(rec, n, nseg);
 out:
 	bpf_map_delete_elem(&tls_inflight, &tid);
 	return 0;

@@ -47,28 +47,10 @@ static void on_req(void *ctx, const struct ls_request *r)
 
 static uint64_t now = 1000000;
 
-static void io(struct ls_corr *c, uint64_t conn, int dir, uint32_t seq, const char *data)
-{
-	_Alignas(8) unsigned char buf[sizeof(struct ls_ev_sock_io) + 512];
-	struct ls_ev_sock_io *e = (void *)buf;
-	size_t n = strlen(data);
-
-	memset(buf, 0, sizeof(buf));
-	e->h.type = LS_EV_SOCK_IO;
-	e->h.size = sizeof(*e) + ((n + 7) & ~7ul);
-	e->h.ts = now += 1000;
-	e->h.pid = e->h.tid = 42;
-	e->conn_id = conn;
-	e->bytes = n;
-	e->cap_len = n;
-	e->dir = dir;
-	e->seq = seq;
-	memcpy(e + 1, data, n);
-	ls_corr_add(c, &e->h);
-}
-
-/* A TLS plaintext record (SSL_read / SSL_write), tied to its connection. */
-static void io_call(struct ls_corr *c, uint64_t conn, int dir, int call, const char *data)
+/* A socket I/O record (call: a syscall, or SSL_read/SSL_write's plaintext
+ * with no sequence number), entered 500 ns before it returns. */
+static void io_call(struct ls_corr *c, uint64_t conn, int dir, uint32_t seq, int call,
+		    const char *data)
 {
 	_Alignas(8) unsigned char buf[sizeof(struct ls_ev_sock_io) + 512];
 	struct ls_ev_sock_io *e = (void *)buf;
@@ -81,14 +63,18 @@ static void io_call(struct ls_corr *c, uint64_t conn, int dir, int call, const c
 	e->h.pid = e->h.tid = 42;
 	e->ts_enter = e->h.ts - 500;
 	e->conn_id = conn;
-	e->skaddr = 0x5551;
-	e->fd = ~0u;
 	e->bytes = n;
 	e->cap_len = n;
 	e->dir = dir;
 	e->call = call;
+	e->seq = seq;
 	memcpy(e + 1, data, n);
 	ls_corr_add(c, &e->h);
+}
+
+static void io(struct ls_corr *c, uint64_t conn, int dir, uint32_t seq, const char *data)
+{
+	io_call(c, conn, dir, seq, dir == LS_IO_IN ? LS_IO_READ : LS_IO_WRITE, data);
 }
 
 static void destroy(struct ls_corr *c, uint64_t conn)
@@ -289,8 +275,8 @@ static void test_tls_plaintext_on_wire_marks(void **state)
 	probe(c, 4, rx + 300, 200, tx + 400);
 	t_arr = now;
 	io(c, 4, LS_IO_IN, rx + 300, fin);
-	io_call(c, 4, LS_IO_IN, LS_IO_SSL_READ, req);
-	io_call(c, 4, LS_IO_OUT, LS_IO_SSL_WRITE, resp);
+	io_call(c, 4, LS_IO_IN, 0, LS_IO_SSL_READ, req);
+	io_call(c, 4, LS_IO_OUT, 0, LS_IO_SSL_WRITE, resp);
 	io(c, 4, LS_IO_OUT, tx + 400, rec);
 	probe(c, 4, rx + 500, 0, tx + 500); /* a part of it */
 	probe(c, 4, rx + 500, 0, tx + 550);

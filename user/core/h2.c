@@ -220,7 +220,6 @@ static void sse_end(struct ls_h2 *p, uint32_t stream)
 static void sse_scan(struct ls_h2 *p, struct ls_h2_sse *e, uint8_t *b, size_t k, bool star)
 {
 	static const char tag[] = "data:";
-	const size_t dl = sizeof(DONE_MARKER) - 1 - 6; /* "[DONE]" after "data: " */
 
 	for (size_t i = 0; i < k;) {
 		if (e->in_data || e->mid_line) {
@@ -248,7 +247,7 @@ static void sse_scan(struct ls_h2 *p, struct ls_h2_sse *e, uint8_t *b, size_t k,
 		bool done = false;
 		if (i < k && b[i] == ' ')
 			i++;
-		if (k - i >= 6 && !memcmp(b + i, DONE_MARKER + dl, 6))
+		if (k - i >= 6 && !memcmp(b + i, "[DONE]", 6))
 			done = true, i += 6;
 		if (p->cb->event)
 			p->cb->event(p->ctx, p->stream, done);
