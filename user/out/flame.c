@@ -354,11 +354,12 @@ static void svg_node(const struct node *n, FILE *out, double x, int level, int h
 		(unsigned long long)n->total, unit, 100.0 * n->total / total, x, y, w,
 		FRAME_H - 1, r, g, b);
 	if (w > 30) {
-		size_t chars = (size_t)((w - 6) / 7), l = strlen(n->name);
+		/* w may be anything a hostile capture's counts make it: bound
+		 * the double before it becomes a size */
+		double fit = (w - 6) / 7;
 		char buf[512];
-
-		if (chars >= sizeof(buf))
-			chars = sizeof(buf) - 1;
+		size_t chars = fit < (double)sizeof(buf) ? (size_t)fit : sizeof(buf) - 1,
+		       l = strlen(n->name);
 		snprintf(buf, sizeof(buf), "%s", n->name);
 		if (l > chars && chars >= 2) {
 			buf[chars - 2] = '.';
