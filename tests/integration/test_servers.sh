@@ -142,12 +142,15 @@ http {
 }
 CONF
 }
-nginx_run() { # NAME
-  nginx -c "$T/ng-$1/nginx.conf" -e "$T/ng-$1/error.log" &
+nginx_run() { # NAME [CONF-NAME [RECORD-ARGS...]]: traced at nginx's port (and RECORD-ARGS)
+  local name=$1 conf=${2:-$1}
+  shift $(( $# < 2 ? $# : 2 ))
+  nginx -c "$T/ng-$conf/nginx.conf" -e "$T/ng-$conf/error.log" &
   local ng=$!
   CLEANUP+=("kill $ng")
   for _ in $(seq 50); do ss -Hltn "sport = :$NG_PORT" | grep -q . && break; sleep 0.1; done
-  "$LS" record --port $NG_PORT -o "$T/$1.data" 2>"$T/$1.data.log" &
+  set -- "$name" "$@"
+  "$LS" record --port $NG_PORT "${@:2}" -o "$T/$1.data" 2>"$T/$1.data.log" &
   RPID=$!
   CLEANUP+=("kill -INT $RPID")
   wait_recording "$T/$1.data.log" || fail "servers.$1: record did not start"
@@ -171,6 +174,64 @@ for n in nginx_keepalive nginx_defaults; do
   check "servers.$n.upstream: nginx's connections to the engine named upstream: ${up:-0}; opaque: ${opaque:-?}; prompts in the raw capture: $prompts" \
     [ "${up:-0}" -ge 1 -a "${opaque:-1}" -eq 0 -a "$prompts" -eq 0 ]
 done
+
+# A proxy and the engine both traced (DESIGN §11, hops): one record per
+# client request, at the proxy's port, with the engine's split inside it and
+# the proxy's own time as network.proxy. Truth: the client's own marks
+# (found once, ok, exact sums, total and TTFT within max(1 ms, 2%)).
+# hops_check NAME HELD: every record names its hops and network.proxy, the
+# verdict counts each request once; HELD 1: the proxy held the stream (most
+# of the TTFT in network.proxy, and the verdict says so), 0: it did not.
+hops_check() {
+  "$LS" report "$T/$1.data" >"$T/$1.txt" 2>&1
+  res=$($PY - "$T/$1.jsonl" "$1-" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+mine = [r for r in recs if str(r.get("x_request_id", "")).startswith(sys.argv[2])]
+hops = sum(1 for r in mine if [h["role"] for h in r.get("hops", [])] == ["proxy", "server"]
+           and r["sub"].get("network.proxy") is not None)
+comms = sorted({h["comm"] for r in mine for h in r.get("hops", [])})
+v = [r for r in recs if r.get("type") == "verdict"][-1]
+others = sum(1 for r in recs if "outcome" in r) - len(mine)
+print(len(mine), hops, others, v.get("requests"), v.get("proxied", 0),
+      round(100 * v.get("proxy_ttft_share", 0), 1), ",".join(comms))
+PY
+)
+  read -r mine hops others vreq proxied share comms <<<"$res"
+  check "servers.$1.one_record: $mine records for 24 client requests, $hops with hops [proxy, server] and network.proxy ($comms), $others others; the verdict counts $vreq, $proxied across the proxy" \
+    [ "${mine:-0}" -eq 24 -a "${hops:-0}" -eq 24 -a "${others:-1}" -eq 0 -a "${vreq:-0}" -eq 24 -a "${proxied:-0}" -eq 24 ]
+  local held
+  held=$(grep -c 'the proxy held the stream' "$T/$1.txt")
+  if [[ $2 == 1 ]]; then
+    check "servers.$1.held: the proxy held $share% of the TTFT (network.proxy), and the verdict says so ($held)" \
+      [ "${share%.*}" -ge 50 -a "$held" -eq 1 ]
+  else
+    check "servers.$1.not_held: $share% of the TTFT in the proxy (tokens passed on as they came), the verdict names no holding ($held)" \
+      [ "${share%.*}" -lt 50 -a "$held" -eq 0 ]
+  fi
+}
+# nginx passes tokens on as the engine writes them, with buffering off and
+# also with its defaults (buffering on: its event pipe still writes each
+# upstream read on to a client that keeps up: 3% of the TTFT measured here)
+for n in nginx_keepalive nginx_defaults; do
+  nginx_run "$n.hops" "$n" --port $ENG_PORT
+  hops_check "$n.hops" 0
+done
+# a gateway that reads the whole response before answering (tools/servers/
+# buffer-proxy.js): the client gets every token at the end
+if command -v node >/dev/null; then
+  node "$ROOT/tools/servers/buffer-proxy.js" --port 18465 --upstream 127.0.0.1:$ENG_PORT \
+    --ready-file "$T/bp.ready" & CLEANUP+=("kill $!")
+  wait_for_file "$T/bp.ready" 10 || fail "servers.buffer_proxy: proxy did not start"
+  "$LS" record --port 18465 --port $ENG_PORT -o "$T/buffer_proxy.data" 2>"$T/buffer_proxy.data.log" &
+  RPID=$!
+  CLEANUP+=("kill -INT $RPID")
+  wait_recording "$T/buffer_proxy.data.log" || fail "servers.buffer_proxy: record did not start"
+  load buffer_proxy 18465
+  stop_recording 0.5
+  judge buffer_proxy
+  hops_check buffer_proxy 1
+fi
 
 # nginx -> engine over a unix socket, traced at the engine alone (-p); the
 # workers (user nobody) must reach the socket in $T

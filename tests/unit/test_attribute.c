@@ -433,6 +433,60 @@ static void busy_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t
 	}
 }
 
+
+/* A proxy's request joined to the request it forwarded (DESIGN §11): the
+ * outer's upload, socket wait and drain stay, the inner hop's split fills
+ * its window, the rest of the proxy's window is network.proxy except where
+ * the proxy's writes to its client blocked; sums stay exact, also when the
+ * inner hop's estimates run past the proxy's marks. Fails on a join that
+ * double counts or drops either hop's time. */
+static void test_hop_join(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request o = req(1, 1 * MS, 2 * MS, 30 * MS, 50 * MS, 52 * MS);
+	struct ls_request i = req(3 * MS, 3 * MS + 100000, 3 * MS + 200000, 20 * MS, 40 * MS,
+				  40 * MS + 100000);
+	uint64_t blocked[1][2] = {{45 * MS, 48 * MS}};
+	struct ls_split so, si;
+
+	(void)state;
+	o.pid = 200;
+	o.blocked = blocked;
+	o.nblocked = 1;
+	gpu(tl, LS_GPU_KERNEL, 0, 5 * MS, 40 * MS);
+	struct ls_request both[2] = {i, o};
+	ls_timeline_finish(tl, both, 2);
+	ls_attribute(&o, tl, NULL, &so);
+	ls_attribute(&i, tl, NULL, &si);
+	assert_int_equal(so.sub[LS_S_NET_PROXY], LS_NULL); /* one hop: absent */
+	uint64_t total = so.total, ttft = so.ttft;
+	ls_split_hop(&so, &o, &i, &si);
+	assert_int_equal(so.total, total);
+	assert_int_equal(so.ttft, ttft);
+	assert_int_equal(parts_sum(so.sub, so.comp), so.total);
+	assert_int_equal(comp_sum(so.comp), so.total);
+	assert_int_equal(parts_sum(so.ttft_sub, so.ttft_comp), so.ttft);
+	assert_int_equal(so.sub[LS_S_NET_UPLOAD], 1 * MS - 1 + 100000);
+	assert_int_equal(so.sub[LS_S_COMPUTE_KERNEL], si.sub[LS_S_COMPUTE_KERNEL]);
+	assert_int_equal(so.sub[LS_S_COMPUTE_KERNEL], 35 * MS);
+	/* [40.1, 50] ms in the proxy: 3 ms of it blocked writing to the client */
+	assert_int_equal(so.sub[LS_S_NET_SEND_BLOCKED], 3 * MS);
+	assert_int_equal(so.sub[LS_S_NET_PROXY], 7 * MS + 900000); /* 48 - 37.1 - 3 */
+	/* TTFT: [2, 3] ms forwarding, [20, 30] ms the proxy held the token */
+	assert_int_equal(so.ttft_sub[LS_S_NET_PROXY], 1 * MS + 10 * MS);
+	assert_int_equal(so.ttft_sub[LS_S_COMPUTE_KERNEL], 15 * MS);
+
+	/* the inner hop's end estimated past the proxy's last write */
+	struct ls_request i2 = req(3 * MS, 3 * MS, 3 * MS, 20 * MS, 49 * MS, 52 * MS);
+	ls_attribute(&o, tl, NULL, &so);
+	ls_attribute(&i2, tl, NULL, &si);
+	ls_split_hop(&so, &o, &i2, &si);
+	assert_int_equal(so.sub[LS_S_NET_PROXY], 0);
+	assert_int_equal(parts_sum(so.sub, so.comp), so.total);
+	assert_int_equal(comp_sum(so.comp), so.total);
+	ls_timeline_free(tl);
+}
+
 /* Device busy time is the union of its work (two streams overlapping count
  * once), and its periods are told to the sinks: the report's figure, the
  * timeline's counter and the page's strip are one. */
@@ -536,6 +590,7 @@ int main(void)
 		cmocka_unit_test(test_inferred_sched_writer_awake),
 		cmocka_unit_test(test_preemption_and_join),
 		cmocka_unit_test(test_aborted),
+		cmocka_unit_test(test_hop_join),
 		cmocka_unit_test(test_property_sums),
 	};
 	return cmocka_run_group_tests_name("attribute", tests, NULL, NULL);

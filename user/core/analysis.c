@@ -56,6 +56,9 @@ static void collect(void *ctx, const struct ls_request *r)
 	}
 	GROW(a->pend, a->np, a->cappend);
 	a->pend[a->np++] = *r;
+	if (!a->pid0)
+		a->pid0 = r->pid;
+	a->pids_many |= r->pid != a->pid0; /* hops need two processes */
 	ls_timeline_note_pid(a->tl, r->pid);
 }
 
@@ -65,6 +68,8 @@ static void collect_delivered(void *ctx, const struct ls_request *r)
 	struct ls_analysis *a = ctx;
 	struct ls_request *c;
 
+	if (ls_corr_open_hop(a->corr, r))
+		return; /* an inner hop: its proxy's request is the client's record */
 	GROW(a->prov, a->nprov, a->capprov);
 	c = &a->prov[a->nprov];
 	*c = *r;
@@ -167,27 +172,114 @@ static uint64_t last_mark(const struct ls_request *r)
 	return t;
 }
 
-/* Hands k attributed requests to the sinks (provisional ones only to
- * those that want them). */
-static void tell(struct ls_analysis *a, const struct ls_request *b, size_t k,
-		 const struct ls_engine_join *join, bool final)
+/* Hops (DESIGN §11). A proxy's request o and the request i it forwarded
+ * to a traced engine carry the same X-Request-Id (or traceparent trace
+ * id), come from two processes, and i lies inside o: it began after o did,
+ * after o was read (1 ms slack: T_start of a new connection is estimated)
+ * and was over before o was (the same slack). */
+#define HOP_SLACK_NS 1000000ull
+
+static bool hop_of(const struct ls_request *o, const struct ls_request *i)
 {
+	bool id = (i->x_request_id[0] && !strcmp(o->x_request_id, i->x_request_id)) ||
+		  (strlen(i->traceparent) >= 35 && strlen(o->traceparent) >= 35 &&
+		   !strncmp(o->traceparent + 3, i->traceparent + 3, 32));
+	uint64_t oend = ls_request_end(o), iend = ls_request_end(i);
+
+	return id && o->pid != i->pid && o->t_read && i->t_start && o->t_start < i->t_start &&
+	       o->t_read <= i->t_start + HOP_SLACK_NS && oend && iend && iend <= oend + HOP_SLACK_NS;
+}
+
+static struct ls_hop *hop_find(struct ls_analysis *a, uint64_t outer_id)
+{
+	for (size_t h = 0; h < a->nhops; h++)
+		if (a->hops[h].outer_id == outer_id)
+			return &a->hops[h];
+	return NULL;
+}
+
+static void hop_drop(struct ls_analysis *a, struct ls_hop *h)
+{
+	*h = a->hops[--a->nhops];
+}
+
+/* For each of the k requests from pend[p0], the pend index of the proxy's
+ * request it is the inner hop of, or SIZE_MAX. */
+static void hop_pairs(struct ls_analysis *a, size_t k, size_t *outer)
+{
+	size_t n = a->np - a->p0;
+	bool *taken = calloc(n ? n : 1, 1);
+
+	if (!taken)
+		abort();
+	for (size_t i = 0; i < k; i++) {
+		const struct ls_request *r = &a->pend[a->p0 + i];
+		outer[i] = SIZE_MAX;
+		if (!a->pids_many)
+			continue; /* one process served every request: no hop (O(k n) below) */
+		if ((!r->x_request_id[0] && !r->traceparent[0]) || taken[i])
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			const struct ls_request *o = &a->pend[a->p0 + j];
+			if (j == i || taken[j] || !hop_of(o, r) || hop_find(a, o->id))
+				continue;
+			taken[j] = true;
+			outer[i] = a->p0 + j;
+			break;
+		}
+	}
+	free(taken);
+}
+
+/* Hands k attributed requests to the sinks (provisional ones only to
+ * those that want them). outer: see hop_pairs, NULL for none: an inner
+ * hop is attributed and kept for its proxy's request, which is told as
+ * the client's one record. */
+static void tell(struct ls_analysis *a, const struct ls_request *b, size_t k,
+		 const struct ls_engine_join *join, const size_t *outer, bool final)
+{
+	for (size_t i = 0; outer && i < k; i++) {
+		if (outer[i] == SIZE_MAX)
+			continue;
+		struct ls_hop h = {.outer_id = a->pend[outer[i]].id, .r = b[i], .j = join[i]};
+		struct ls_hop *inner = hop_find(a, b[i].id); /* a chain of proxies */
+		ls_request_detach(&h.r);
+		ls_attribute(&b[i], a->tl, &join[i], &h.s);
+		if (inner) {
+			ls_split_hop(&h.s, &b[i], &inner->r, &inner->s);
+			h.j = inner->j;
+			hop_drop(a, inner);
+		}
+		GROW(a->hops, a->nhops, a->caphops);
+		a->hops[a->nhops++] = h;
+	}
 	for (size_t i = 0; i < k; i++) {
 		struct ls_split s;
 		struct ls_phases ph;
-		struct ls_request_view v = {&b[i], &s, &join[i], a->tl, &ph, a->now, final};
+		struct ls_hop *hop = outer ? hop_find(a, b[i].id) : NULL;
+		struct ls_request_view v = {&b[i], &s, &join[i], a->tl, &ph, a->now, final, NULL};
 		uint64_t t0 = first_mark(&b[i]);
 
+		if (outer && outer[i] != SIZE_MAX)
+			continue;
 		ls_attribute(&b[i], a->tl, &join[i], &s);
+		if (hop) {
+			ls_split_hop(&s, &b[i], &hop->r, &hop->s);
+			v.j = &hop->j;
+			v.inner = &hop->r;
+			a->hops_joined++;
+		}
 		ls_phases_of(&b[i], &s, &ph);
 		if (final) {
 			a->clipped += t0 && t0 < a->retired_to;
-			ls_verdict_acc_add(&a->vacc, &b[i], &s, &join[i]);
+			ls_verdict_acc_add(&a->vacc, &b[i], &s, v.j);
 			a->n++;
 		}
 		for (size_t j = 0; j < a->nsinks && !a->failed; j++)
 			if (a->sinks[j].request && (final || a->sinks[j].provisional))
 				sink_rc(a, &a->sinks[j], a->sinks[j].request(a->sinks[j].ctx, &v));
+		if (hop)
+			hop_drop(a, hop);
 	}
 }
 
@@ -196,15 +288,43 @@ static void attribute_batch(struct ls_analysis *a, size_t k)
 {
 	struct ls_request *b = a->pend + a->p0;
 	struct ls_engine_join *join = calloc(k, sizeof(*join));
+	size_t *outer = malloc(k * sizeof(*outer)), *ix = malloc(k * sizeof(*ix)), n = 0;
+	struct ls_request *tmp = malloc(k * sizeof(*tmp));
+	struct ls_engine_join *jt = calloc(k, sizeof(*jt));
+	bool *is_outer = calloc(k, 1);
 
-	if (!join)
+	if (!join || !outer || !ix || !tmp || !jt || !is_outer)
 		abort();
 	ls_timeline_build(a->tl);
-	ls_timeline_join(a->tl, b, k, join);
-	tell(a, b, k, join, true);
+	hop_pairs(a, k, outer);
+	/* The engine's requests go to the hop that read them: a proxy's
+	 * request (the outer hop of one here, or of one held) joins last. */
+	for (size_t i = 0; i < k; i++) {
+		if (outer[i] != SIZE_MAX && outer[i] < a->p0 + k)
+			is_outer[outer[i] - a->p0] = true;
+		is_outer[i] |= hop_find(a, b[i].id) != NULL;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		size_t from = n;
+		for (size_t i = 0; i < k; i++)
+			if (is_outer[i] == (pass == 1)) {
+				ix[n] = i;
+				tmp[n++] = b[i];
+			}
+		if (n > from)
+			ls_timeline_join(a->tl, tmp + from, n - from, jt + from);
+	}
+	for (size_t x = 0; x < k; x++)
+		join[ix[x]] = jt[x];
+	tell(a, b, k, join, outer, true);
 	for (size_t i = 0; i < k; i++)
 		ls_request_release(&b[i]);
 	a->p0 += k;
+	free(is_outer);
+	free(jt);
+	free(tmp);
+	free(ix);
+	free(outer);
 	free(join);
 }
 
@@ -218,7 +338,7 @@ static void attribute_delivered(struct ls_analysis *a)
 		abort();
 	ls_timeline_build(a->tl);
 	ls_timeline_join_peek(a->tl, a->prov, a->nprov, join);
-	tell(a, a->prov, a->nprov, join, false);
+	tell(a, a->prov, a->nprov, join, NULL, false);
 	for (size_t i = 0; i < a->nprov; i++)
 		ls_request_release(&a->prov[i]);
 	a->nprov = 0;
@@ -434,6 +554,7 @@ void ls_analysis_free(struct ls_analysis *a)
 	for (size_t i = 0; i < a->nprov; i++)
 		ls_request_release(&a->prov[i]);
 	free(a->prov);
+	free(a->hops);
 	ls_corr_free(a->corr);
 	ls_order_free(a->ord);
 	ls_timeline_free(a->tl);

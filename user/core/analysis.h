@@ -36,6 +36,18 @@ struct ls_request_view {
 	const struct ls_phases *ph;
 	uint64_t now; /* the analysis's clock: the newest record's time */
 	bool final;
+	/* a proxy's request joined to its inner hop (DESIGN §11): r is the
+	 * client's (outer) request, inner the one the proxy forwarded to the
+	 * traced engine; s and j are the joined record's. NULL: one hop. */
+	const struct ls_request *inner;
+};
+
+/* An inner hop's request, attributed, waiting for its proxy's request. */
+struct ls_hop {
+	uint64_t outer_id;
+	struct ls_request r; /* detached: marks only */
+	struct ls_split s;
+	struct ls_engine_join j;
 };
 
 struct ls_analysis;
@@ -89,6 +101,11 @@ struct ls_analysis {
 	uint64_t now; /* the newest record's time */
 	uint64_t next_batch, retired_to;
 	uint64_t engine_finished; /* engine events: requests the engine says it finished */
+	struct ls_hop *hops; /* inner hops waiting for their outer request */
+	size_t nhops, caphops;
+	uint64_t hops_joined; /* client requests that crossed a traced proxy */
+	uint32_t pid0;        /* the first request's process */
+	bool pids_many;       /* requests of more than one process were seen */
 };
 
 /* Push mode. h: the capture's header (track_all defines the engine group;

@@ -43,6 +43,7 @@ static const char *const sub_names[LS_S_N] = {
 	"network.connect", "network.upload", "network.send_blocked", "network.wire", "network.drain",
 	"queueing.socket", "queueing.engine",      "queueing.cpu",   "compute.kernel",
 	"compute.comm",    "transfer.h2d",         "transfer.d2h",   "transfer.other",
+	"network.proxy",
 };
 
 /* The one sub-part -> component map (report, flame and verdict ask here). */
@@ -55,6 +56,7 @@ static const int sub_comp[LS_S_N] = {
 	[LS_S_COMPUTE_KERNEL] = LS_C_COMPUTE,   [LS_S_COMPUTE_COMM] = LS_C_COMPUTE,
 	[LS_S_TRANSFER_H2D] = LS_C_TRANSFER,    [LS_S_TRANSFER_D2H] = LS_C_TRANSFER,
 	[LS_S_TRANSFER_OTHER] = LS_C_TRANSFER,
+	[LS_S_NET_PROXY] = LS_C_NETWORK,
 };
 
 int ls_sub_comp(int s)
@@ -350,13 +352,109 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		/* network.wire without transmission records: the window simply
 		 * ends at the write; no time went elsewhere */
 		for (int k = 0; k < LS_S_N; k++)
-			if (sub[k] == LS_NULL && k != LS_S_NET_WIRE)
+			if (sub[k] == LS_NULL && k != LS_S_NET_WIRE && k != LS_S_NET_PROXY)
 				unobserved |= 1u << k;
 		components(sub, comp[LS_C_HOST], comp[LS_C_OTHER], comp);
 		if (!pass)
 			s->unobserved = unobserved;
 	}
 	ls_spans_free(&blocked);
+}
+
+/* r's time blocked writing to its client inside [b, e] */
+static uint64_t blocked_within(const struct ls_request *r, uint64_t b, uint64_t e)
+{
+	uint64_t t = 0;
+
+	for (uint32_t k = 0; k < r->nblocked; k++) {
+		uint64_t x = r->blocked[k][0] > b ? r->blocked[k][0] : b;
+		uint64_t y = r->blocked[k][1] < e ? r->blocked[k][1] : e;
+		t += y > x ? y - x : 0;
+	}
+	return t;
+}
+
+/* Takes up to *excess from *v (a known part), less what it took. */
+static void take(uint64_t *v, uint64_t *excess)
+{
+	uint64_t t;
+
+	if (*v == LS_NULL || !*excess)
+		return;
+	t = *v < *excess ? *v : *excess;
+	*v -= t;
+	*excess -= t;
+}
+
+/* The outer hop's parts outside the proxy's window (before its read,
+ * after its write): they stay the outer's. */
+static const int outer_keeps[] = {LS_S_NET_CONNECT, LS_S_NET_UPLOAD, LS_S_Q_SOCKET, LS_S_NET_WIRE,
+				  LS_S_NET_DRAIN};
+
+/* One window (the total's or the TTFT's) of a joined record: whole is the
+ * outer's, split into osub; the inner hop's isub/icomp sum to itotal;
+ * blocked: the outer's writes to its client blocked that long after the
+ * inner hop's end. */
+static void hop_window(uint64_t whole, uint64_t osub[LS_S_N], uint64_t ocomp[LS_C_N],
+		       const uint64_t isub[LS_S_N], const uint64_t icomp[LS_C_N], uint64_t itotal,
+		       uint64_t blocked)
+{
+	uint64_t m[LS_S_N], host = icomp[LS_C_HOST], other = icomp[LS_C_OTHER], kept = 0;
+
+	memcpy(m, isub, sizeof(m));
+	for (size_t k = 0; k < sizeof(outer_keeps) / sizeof(outer_keeps[0]); k++)
+		if (osub[outer_keeps[k]] != LS_NULL)
+			kept += osub[outer_keeps[k]];
+	uint64_t middle = whole > kept ? whole - kept : 0; /* [outer T_read, T_out] */
+	if (middle >= itotal) {
+		uint64_t rest = middle - itotal, sb = blocked < rest ? blocked : rest;
+		m[LS_S_NET_SEND_BLOCKED] = sum(m[LS_S_NET_SEND_BLOCKED], sb);
+		m[LS_S_NET_PROXY] = rest - sb;
+	} else {
+		/* the inner hop's estimates (delivery at half an RTT) ran past
+		 * the proxy's own marks: the excess comes off its network ends
+		 * first, never off the outer's */
+		uint64_t excess = itotal - middle;
+		static const int order[] = {LS_S_NET_DRAIN, LS_S_NET_WIRE, LS_S_NET_UPLOAD, LS_S_Q_SOCKET,
+					    LS_S_NET_CONNECT};
+		for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+			take(&m[order[k]], &excess);
+		take(&other, &excess);
+		take(&host, &excess);
+		for (int k = 0; k < LS_S_N && excess; k++)
+			take(&m[k], &excess);
+		m[LS_S_NET_PROXY] = 0;
+	}
+	for (size_t k = 0; k < sizeof(outer_keeps) / sizeof(outer_keeps[0]); k++)
+		m[outer_keeps[k]] = sum(m[outer_keeps[k]], osub[outer_keeps[k]]);
+	memcpy(osub, m, sizeof(m));
+	components(osub, host, other, ocomp);
+}
+
+void ls_split_hop(struct ls_split *s, const struct ls_request *o, const struct ls_request *i,
+		  const struct ls_split *is)
+{
+	uint32_t keep = 0;
+
+	if (s->total == LS_NULL || is->total == LS_NULL)
+		return;
+	for (size_t k = 0; k < sizeof(outer_keeps) / sizeof(outer_keeps[0]); k++)
+		keep |= 1u << outer_keeps[k];
+	uint64_t iend = ls_request_end(i), ifirst = i->t_first_dlv ? i->t_first_dlv : i->t_first;
+	hop_window(s->total, s->sub, s->comp, is->sub, is->comp, is->total,
+		   blocked_within(o, iend, o->t_out));
+	if (s->ttft != LS_NULL && is->ttft != LS_NULL)
+		hop_window(s->ttft, s->ttft_sub, s->ttft_comp, is->ttft_sub, is->ttft_comp, is->ttft,
+			   blocked_within(o, ifirst, o->t_first));
+	else
+		s->ttft_sub[LS_S_NET_PROXY] = LS_NULL;
+	s->unobserved = is->unobserved | (s->unobserved & keep);
+	s->t_sched = is->t_sched;
+	s->t_queued = is->t_queued;
+	s->frontend = is->frontend;
+	s->engine_source = is->engine_source;
+	s->gpu_source = is->gpu_source;
+	s->max_gap_cause = is->max_gap_cause ? is->max_gap_cause : s->max_gap_cause;
 }
 
 void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,

@@ -21,6 +21,9 @@ enum ls_sub {
 	LS_S_Q_SOCKET, LS_S_Q_ENGINE, LS_S_Q_CPU,
 	LS_S_COMPUTE_KERNEL, LS_S_COMPUTE_COMM,
 	LS_S_TRANSFER_H2D, LS_S_TRANSFER_D2H, LS_S_TRANSFER_OTHER,
+	/* time inside a traced proxy (DESIGN §11, hops): null, and absent from
+	 * every output, on a request that crossed none */
+	LS_S_NET_PROXY,
 	LS_S_N,
 };
 
@@ -43,6 +46,15 @@ struct ls_split {
 /* tl and join may be NULL (network-only split). */
 void ls_attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		  const struct ls_engine_join *join, struct ls_split *s);
+/* A proxy's request o joined to the request i it forwarded to a traced
+ * engine (DESIGN §11): s (o's split) becomes the client's one record. o's
+ * own parts before its read and after its last write stay; the inner
+ * hop's split fills the rest; what is left of [o's T_read, o's T_out] is
+ * network.proxy (the proxy reading and forwarding, buffering tokens), or
+ * network.send_blocked while o's writes to its client blocked. TTFT the
+ * same up to o's first token. Sums stay exact. */
+void ls_split_hop(struct ls_split *s, const struct ls_request *o, const struct ls_request *i,
+		  const struct ls_split *is);
 /* Where r's host and other time lie: the instants of its served window
  * [T_sched, T_out] (ttft: [T_sched, T_first]) classified host or other, as
  * sorted disjoint spans appended to host and other (either may be NULL).

@@ -1834,6 +1834,22 @@ size_t ls_corr_open_requests(const struct ls_corr *c)
 	return n;
 }
 
+bool ls_corr_open_hop(const struct ls_corr *c, const struct ls_request *r)
+{
+	if (!r->x_request_id[0])
+		return false;
+	for (size_t i = 0; i < c->conns.cap; i++) {
+		const struct conn *cn = c->conns.vals[i];
+		if (!c->conns.keys[i])
+			continue;
+		for (size_t k = 0; k < cn->nreqs; k++)
+			if (cn->reqs[k] != r && cn->reqs[k]->pid != r->pid &&
+			    !strcmp(cn->reqs[k]->x_request_id, r->x_request_id))
+				return true;
+	}
+	return false;
+}
+
 uint64_t ls_corr_horizon(struct ls_corr *c, uint64_t now)
 {
 	uint64_t h = now;

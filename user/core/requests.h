@@ -145,6 +145,10 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec);
 /* The earliest instant a request not emitted yet may start at (now when
  * none can start earlier); trims per-connection history on the way. */
 uint64_t ls_corr_horizon(struct ls_corr *c, uint64_t now);
+/* Whether a request of another process, not over yet, carries r's
+ * X-Request-Id: r is the inner hop of a traced proxy's request in flight
+ * (DESIGN §11), which alone will be told. */
+bool ls_corr_open_hop(const struct ls_corr *c, const struct ls_request *r);
 /* Requests begun and not emitted yet. */
 size_t ls_corr_open_requests(const struct ls_corr *c);
 /* End of input: finishes every open connection. */

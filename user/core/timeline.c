@@ -54,6 +54,12 @@ struct ls_timeline {
 	/* the group, as a sorted array of tgids */
 	uint32_t *group;
 	size_t n_group, cap_group;
+	/* process names from the capture's process records (the newest) */
+	struct {
+		uint32_t pid;
+		char comm[LS_COMM_LEN + 1];
+	} *comms;
+	size_t n_comms, cap_comms;
 	struct ls_spans raw[LS_L_N];        /* GPU spans as they came */
 	struct ls_spans uprobe_raw[LS_L_N]; /* used only without device records */
 	struct ls_spans layers[LS_L_N];     /* merged (ls_timeline_build) */
@@ -185,6 +191,23 @@ static void push_tspan(struct tspan **v, size_t *n, size_t *cap, uint64_t b, uin
 }
 
 /* Sorted insert: the group is asked at every attribution. */
+static void note_comm(struct ls_timeline *tl, uint32_t pid, const char *comm)
+{
+	size_t i = 0;
+
+	while (i < tl->n_comms && tl->comms[i].pid != pid)
+		i++;
+	if (i == tl->n_comms) {
+		if (tl->n_comms >= 4096) /* a name is a courtesy: bounded */
+			return;
+		GROW(tl->comms, tl->n_comms, tl->cap_comms);
+		tl->n_comms++;
+	}
+	tl->comms[i].pid = pid;
+	memcpy(tl->comms[i].comm, comm, LS_COMM_LEN);
+	tl->comms[i].comm[LS_COMM_LEN] = '\0';
+}
+
 static void group_add(struct ls_timeline *tl, uint32_t tgid)
 {
 	size_t lo = 0, hi = tl->n_group;
@@ -396,6 +419,8 @@ void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec)
 	case LS_REC_PROC_INFO:
 		if (!tl->track_all)
 			group_add(tl, rec->pid);
+		if (rec->size >= sizeof(struct ls_rec_proc_info))
+			note_comm(tl, rec->pid, ((const struct ls_rec_proc_info *)rec)->comm);
 		break;
 	case LS_EV_PROC_FORK: {
 		const struct ls_ev_proc_fork *e = (const void *)rec;
@@ -629,6 +654,14 @@ const char *ls_timeline_gpu_source(const struct ls_timeline *tl)
 	return "none";
 }
 
+const char *ls_timeline_comm(const struct ls_timeline *tl, uint32_t pid)
+{
+	for (size_t i = 0; tl && i < tl->n_comms; i++)
+		if (tl->comms[i].pid == pid)
+			return tl->comms[i].comm;
+	return NULL;
+}
+
 bool ls_timeline_has_engine(const struct ls_timeline *tl)
 {
 	return tl->n_ev > 0;
@@ -818,6 +851,7 @@ void ls_timeline_free(struct ls_timeline *tl)
 {
 	if (!tl)
 		return;
+	free(tl->comms);
 	free(tl->threads);
 	free(tl->oncpu);
 	free(tl->runnable);

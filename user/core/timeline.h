@@ -100,6 +100,8 @@ bool ls_timeline_has_gpu(const struct ls_timeline *tl);
 const struct ls_gpu_summary *ls_timeline_gpu_summary(const struct ls_timeline *tl);
 const char *ls_timeline_gpu_source(const struct ls_timeline *tl);
 bool ls_timeline_has_engine(const struct ls_timeline *tl);
+/* A process's name from the capture's process records, NULL if none. */
+const char *ls_timeline_comm(const struct ls_timeline *tl, uint32_t pid);
 bool ls_timeline_has_sched(const struct ls_timeline *tl);
 /* Whether process tgid is in the engine group (so far). */
 bool ls_timeline_in_group(const struct ls_timeline *tl, uint32_t tgid);

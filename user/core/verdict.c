@@ -46,6 +46,10 @@ const char *ls_verdict_remedy(int p)
 	case LS_S_NET_DRAIN:
 		return "responses wait on the network: loss and RTT toward the clients (see per "
 		       "client); check the path (mtr), consider BBR, keep streams' clients close";
+	case LS_S_NET_PROXY:
+		return "the proxy in front of the engine holds requests and tokens: turn its response "
+		       "buffering off for streams (nginx: proxy_buffering off; proxy_http_version "
+		       "1.1; keep-alive upstream), and check its own CPU and upstream connections";
 	case LS_S_Q_SOCKET:
 		return "requests sit in the socket before the server reads them: the HTTP front end "
 		       "is saturated; add front-end workers or processes";
@@ -161,6 +165,11 @@ void ls_verdict_acc_add(struct ls_verdict_acc *a, const struct ls_request *r,
 			continue;
 		a->w[t].judged++;
 		a->w[t].whole += w;
+		if (sub[LS_S_NET_PROXY] != LS_NULL) {
+			a->proxied += !t;
+			a->proxy_whole[t] += w;
+			a->proxy_part[t] += sub[LS_S_NET_PROXY];
+		}
 		for (int p = 0; p < LS_S_N; p++)
 			if (sub[p] != LS_NULL) {
 				a->w[t].part[p] += sub[p];
@@ -224,6 +233,9 @@ void ls_verdict_from_acc(struct ls_verdict_acc *a, bool ttft, bool have_gpu, boo
 	v->batch_mean = a->nbatch ? (double)a->batch_sum / a->nbatch : 0;
 	v->rho = pearson(a);
 	v->peak_concurrency = a->peak;
+	v->proxied = a->proxied;
+	v->proxy_share = a->proxy_whole[0] > 0 ? a->proxy_part[0] / a->proxy_whole[0] : 0;
+	v->proxy_ttft_share = a->proxy_whole[1] > 0 ? a->proxy_part[1] / a->proxy_whole[1] : 0;
 	v->judged = a->w[t].judged;
 	v->whole = a->w[t].whole;
 	memcpy(v->part, a->w[t].part, sizeof(v->part));

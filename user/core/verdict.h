@@ -35,6 +35,10 @@ struct ls_verdict {
 	uint32_t batch_max;
 	int peak_concurrency;
 	int best; /* dominant part, -1: nothing to judge */
+	/* requests joined across a traced proxy (DESIGN §11): how many, and
+	 * the shares of their summed TTFT and latency spent inside it */
+	size_t proxied;
+	double proxy_ttft_share, proxy_share;
 };
 
 struct ls_tick {
@@ -47,6 +51,8 @@ struct ls_tick {
  * before a horizon no later request can start at are swept as it moves). */
 struct ls_verdict_acc {
 	size_t n, aborted, unparsed, preempted, joined, nbatch, nagle;
+	size_t proxied; /* with network.proxy: [0] latency, [1] TTFT sums below */
+	double proxy_whole[2], proxy_part[2];
 	unsigned long long retrans;
 	uint64_t batch_sum;
 	uint32_t batch_max;

@@ -324,7 +324,12 @@ void ls_report_text_print(FILE *rout, struct ls_report_text *t, struct ls_analys
 		fprintf(rout, "\n  %llu connections met mid-flight (established before the capture); "
 		       "%llu stream bytes moved unseen",
 		       (unsigned long long)cst->conns_adopted, (unsigned long long)cst->unseen_bytes);
-	if (cst->conns_upstream)
+	if (cst->conns_upstream && rs->hops_joined)
+		fprintf(rout, "\n  %llu upstream connections: a traced proxy's hop to a traced server; %llu "
+		       "client requests joined across it (one record each, the proxy's time as "
+		       "network.proxy)",
+		       (unsigned long long)cst->conns_upstream, (unsigned long long)rs->hops_joined);
+	else if (cst->conns_upstream)
 		fprintf(rout, "\n  %llu upstream connections: the tracked process sent the requests on them "
 		       "(a proxy's hop to its upstream, or its own client calls); not split here, trace "
 		       "the upstream's port to split them",
@@ -369,6 +374,8 @@ void ls_report_text_print(FILE *rout, struct ls_report_text *t, struct ls_analys
 			char label[40];
 			if (ls_sub_comp(k) != c)
 				continue;
+			if (k == LS_S_NET_PROXY && !t->rows[ROW_SUB + k].q.count)
+				continue; /* no request crossed a traced proxy */
 			snprintf(label, sizeof(label), "  %s", ls_sub_name(k));
 			summary_row(rout, label, &t->rows[ROW_SUB + k].q, t->rows[ROW_SUB + k].sum, t->n,
 				    base);

@@ -31,8 +31,30 @@ static void kv_name(struct ls_jbuf *j, const char *key, const char *name)
 	ls_jb_raw(j, "\",", 2);
 }
 
+/* "hops":[...], of a request joined across a traced proxy (DESIGN §11) */
+static void hops(struct ls_jbuf *b, const struct ls_request *r, const struct ls_request *inner,
+		 const struct ls_timeline *tl)
+{
+	const struct ls_request *h[2] = {r, inner};
+
+	ls_jb_str(b, "\"hops\":[");
+	for (int k = 0; k < 2; k++) {
+		const char *comm = ls_timeline_comm(tl, h[k]->pid);
+		ls_jb_str(b, k ? ",{" : "{");
+		kv_name(b, "role", k ? "server" : "proxy");
+		kv_num(b, "pid", h[k]->pid, true);
+		ls_jb_kv_str(b, "comm", comm ? comm : "", true);
+		ls_jb_kv_str(b, "server", h[k]->server, true);
+		kv_name(b, "transport", h[k]->transport_unix ? "unix" : "tcp");
+		ls_jb_kv_u64(b, "id", h[k]->id, false);
+		ls_jb_str(b, "}");
+	}
+	ls_jb_str(b, "],");
+}
+
 void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_split *sp,
-		     const struct ls_engine_join *j)
+		     const struct ls_engine_join *j, const struct ls_request *inner,
+		     const struct ls_timeline *tl)
 {
 	const struct ls_split s = *sp;
 	struct ls_jbuf jb;
@@ -71,6 +93,8 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 	ls_jb_kv_str(b, "x_request_id", r->x_request_id, true);
 	ls_jb_kv_str(b, "traceparent", r->traceparent, true);
 	ls_jb_kv_str(b, "forwarded_for", r->forwarded_for, true);
+	if (inner)
+		hops(b, r, inner, tl);
 	ls_jb_kv_u64(b, "start_ns", mark(r->t_start), true);
 	ls_jb_kv_u64(b, "total_ns", s.total, true);
 	ls_jb_kv_u64(b, "ttft_ns", s.ttft, true);
@@ -102,8 +126,13 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 	for (int c = 0; c < LS_C_N; c++)
 		ls_jb_kv_u64(b, ls_comp_name(c), s.ttft_comp[c], c + 1 < LS_C_N);
 	ls_jb_str(b, "},\"sub\":{");
-	for (int k = 0; k < LS_S_N; k++)
-		ls_jb_kv_u64(b, ls_sub_name(k), s.sub[k], k + 1 < LS_S_N);
+	for (int k = 0; k < LS_S_N; k++) {
+		if (k == LS_S_NET_PROXY && s.sub[k] == LS_NULL)
+			continue; /* no traced proxy on the way: absent */
+		if (k)
+			ls_jb_raw(b, ",", 1);
+		ls_jb_kv_u64(b, ls_sub_name(k), s.sub[k], false);
+	}
 	ls_jb_str(b, "},");
 	ls_jb_kv_u64(b, "frontend_ns", s.frontend, true);
 	/* a new connection's client paused this long after its handshake (not in the total) */

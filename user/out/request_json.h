@@ -11,7 +11,10 @@
 #include "requests.h"
 #include "timeline.h"
 
+/* inner: the request a traced proxy forwarded r to (its split joined in
+ * s), else NULL; tl names the hops' processes (may be NULL). */
 void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_split *s,
-		     const struct ls_engine_join *j);
+		     const struct ls_engine_join *j, const struct ls_request *inner,
+		     const struct ls_timeline *tl);
 
 #endif

@@ -61,6 +61,15 @@ void ls_verdict_print(FILE *out, const struct ls_verdict *v)
 	if (part[LS_S_NET_WIRE] > 0)
 		fprintf(out, "               first token on the wire (network.wire) %.1f%%\n",
 			100 * part[LS_S_NET_WIRE] / whole);
+	if (v->proxied) {
+		fprintf(out, "  proxy:       %zu requests crossed a traced proxy: inside it %.1f%% of "
+			     "their latency, %.1f%% of their time to first token (network.proxy)\n",
+			v->proxied, 100 * v->proxy_share, 100 * v->proxy_ttft_share);
+		if (v->proxy_ttft_share >= 0.5)
+			fprintf(out, "               the proxy held the stream: tokens the engine had "
+				     "written waited in it (a buffering proxy: stream through it, e.g. "
+				     "nginx proxy_buffering off)\n");
+	}
 	if (v->nagle)
 		fprintf(out, "  nagle:       %zu of %zu requests had a token held by Nagle (a small "
 			     "write waiting for an ACK): set TCP_NODELAY on the server's sockets\n",
@@ -115,7 +124,9 @@ void ls_verdict_json(FILE *out, const struct ls_verdict *v)
 			fprintf(out, "%s\"%s\":null", c ? "," : "", ls_comp_name(c));
 	fprintf(out, "},\"parts\":{");
 	for (int p = 0; p < P_N; p++)
-		if (v->seen[p])
+		if (p == LS_S_NET_PROXY && !v->seen[p])
+			continue; /* no traced proxy: absent */
+		else if (v->seen[p])
 			fprintf(out, "%s\"%s\":%.4f", p ? "," : "", ls_verdict_part_name(p),
 				v->part[p] / v->whole);
 		else
@@ -127,8 +138,12 @@ void ls_verdict_json(FILE *out, const struct ls_verdict *v)
 	else
 		fprintf(out, "\"prompt_ttft_correlation\":%.4f,", v->rho);
 	fprintf(out, "\"aborted\":%zu,\"unparsed\":%zu,\"preempted\":%zu,\"batch_mean\":%.2f,"
-		     "\"batch_max\":%u,\"nagle_held_requests\":%zu,\"missing\":[",
+		     "\"batch_max\":%u,\"nagle_held_requests\":%zu,",
 		v->aborted, v->unparsed, v->preempted, v->batch_mean, v->batch_max, v->nagle);
+	if (v->proxied)
+		fprintf(out, "\"proxied\":%zu,\"proxy_share\":%.4f,\"proxy_ttft_share\":%.4f,",
+			v->proxied, v->proxy_share, v->proxy_ttft_share);
+	fprintf(out, "\"missing\":[");
 	const char *missing[3] = {v->have_engine ? NULL : "engine", v->have_gpu ? NULL : "gpu",
 				  v->have_sched ? NULL : "sched"};
 	for (int i = 0, first = 1; i < 3; i++)
