@@ -191,15 +191,16 @@ mine = [r for r in recs if str(r.get("x_request_id", "")).startswith(sys.argv[2]
 hops = sum(1 for r in mine if [h["role"] for h in r.get("hops", [])] == ["proxy", "server"]
            and r["sub"].get("network.proxy") is not None)
 comms = sorted({h["comm"] for r in mine for h in r.get("hops", [])})
+inner = len({r["hops"][1]["server"] for r in mine if len(r.get("hops", [])) == 2})
 v = [r for r in recs if r.get("type") == "verdict"][-1]
 others = sum(1 for r in recs if "outcome" in r) - len(mine)
 print(len(mine), hops, others, v.get("requests"), v.get("proxied", 0),
-      round(100 * v.get("proxy_ttft_share", 0), 1), ",".join(comms))
+      round(100 * v.get("proxy_ttft_share", 0), 1), ",".join(comms), inner)
 PY
 )
-  read -r mine hops others vreq proxied share comms <<<"$res"
-  check "servers.$1.one_record: $mine records for 24 client requests, $hops with hops [proxy, server] and network.proxy ($comms), $others others; the verdict counts $vreq, $proxied across the proxy" \
-    [ "${mine:-0}" -eq 24 -a "${hops:-0}" -eq 24 -a "${others:-1}" -eq 0 -a "${vreq:-0}" -eq 24 -a "${proxied:-0}" -eq 24 ]
+  read -r mine hops others vreq proxied share comms inner <<<"$res"
+  check "servers.$1.one_record: $mine records for 24 client requests, $hops with hops [proxy, server] and network.proxy ($comms), $others others; the verdict counts $vreq, $proxied across the proxy; $inner server(s) behind it" \
+    [ "${mine:-0}" -eq 24 -a "${hops:-0}" -eq 24 -a "${others:-1}" -eq 0 -a "${vreq:-0}" -eq 24 -a "${proxied:-0}" -eq 24 -a "${inner:-0}" -eq "${3:-1}" ]
   local held
   held=$(grep -c 'the proxy held the stream' "$T/$1.txt")
   if [[ $2 == 1 ]]; then
@@ -217,6 +218,39 @@ for n in nginx_keepalive nginx_defaults; do
   nginx_run "$n.hops" "$n" --port $ENG_PORT
   hops_check "$n.hops" 0
 done
+# nginx sends an id of its own (X-Request-Id $request_id): the hops pair by
+# nginx's upstream connection (the engine's peer) and the client connection
+# nginx passed its response on to. Truth: nginx's own log of both ids.
+nginx_conf nginx_ownid "proxy_pass http://engine; proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_buffering off; proxy_set_header X-Request-Id \$request_id; access_log $T/ng-nginx_ownid/ids.log ids;"
+sed -i 's|^  access_log off;|  access_log off; log_format ids "$http_x_request_id $request_id";|' "$T/ng-nginx_ownid/nginx.conf"
+nginx_run nginx_ownid.hops nginx_ownid --port $ENG_PORT
+hops_check nginx_ownid.hops 0
+res=$($PY - "$T/nginx_ownid.hops.jsonl" "$T/ng-nginx_ownid/ids.log" <<'PY'
+import json, sys
+truth = dict(l.split() for l in open(sys.argv[2]) if len(l.split()) == 2)
+got = {r["x_request_id"]: r["hops"][1]["x_request_id"] for r in map(json.loads, open(sys.argv[1]))
+       if len(r.get("hops", [])) == 2}
+right = sum(1 for k, v in got.items() if truth.get(k) == v)
+print(right, len(got), len(truth))
+PY
+)
+read -r right joined logged <<<"$res"
+check "servers.nginx_ownid.hops.pairs: $right of $joined joined records carry the engine request nginx's log names for that client request ($logged logged)" \
+  [ "${right:-0}" -eq 24 -a "${joined:-0}" -eq 24 ]
+# two replicas behind nginx, round robin, all three traced: each record
+# names the replica that served it
+ENG2_PORT=18466
+$PY "$ROOT/tools/vllm-shaped/server.py" --port $ENG2_PORT --ready-file "$T/eng2.ready" \
+  --step-us 3000 >"$T/eng2.log" 2>&1 &
+CLEANUP+=("kill $!")
+if wait_for_file "$T/eng2.ready" 20; then
+  nginx_conf nginx_replicas 'proxy_pass http://replicas; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off;'
+  sed -i "s|^  server {|  upstream replicas { server 127.0.0.1:$ENG_PORT; server 127.0.0.1:$ENG2_PORT; keepalive 8; }\n  server {|" "$T/ng-nginx_replicas/nginx.conf"
+  nginx_run nginx_replicas.hops nginx_replicas --port $ENG_PORT --port $ENG2_PORT
+  hops_check nginx_replicas.hops 0 2
+else
+  fail "servers.nginx_replicas: the second engine did not start"
+fi
 # a gateway that reads the whole response before answering (tools/servers/
 # buffer-proxy.js): the client gets every token at the end
 if command -v node >/dev/null; then

@@ -173,20 +173,26 @@ static uint64_t last_mark(const struct ls_request *r)
 }
 
 /* Hops (DESIGN §11). A proxy's request o and the request i it forwarded
- * to a traced engine carry the same X-Request-Id (or traceparent trace
- * id), come from two processes, and i lies inside o: it began after o did,
- * after o was read (1 ms slack: T_start of a new connection is estimated)
- * and was over before o was (the same slack). */
+ * to a traced server come from two processes, and i lies inside o: it
+ * began after o did, after o was read (1 ms slack: T_start of a new
+ * connection is estimated), and was over before o was (the same slack).
+ * They are paired by X-Request-Id (or the traceparent's trace id), else by
+ * the connection: i came in on o's process's upstream connection (the
+ * proxy may set an id of its own, or none), see hop_by_conn. */
 #define HOP_SLACK_NS 1000000ull
 
-static bool hop_of(const struct ls_request *o, const struct ls_request *i)
+static bool hop_id(const struct ls_request *o, const struct ls_request *i)
 {
-	bool id = (i->x_request_id[0] && !strcmp(o->x_request_id, i->x_request_id)) ||
-		  (strlen(i->traceparent) >= 35 && strlen(o->traceparent) >= 35 &&
-		   !strncmp(o->traceparent + 3, i->traceparent + 3, 32));
+	return (i->x_request_id[0] && !strcmp(o->x_request_id, i->x_request_id)) ||
+	       (strlen(i->traceparent) >= 35 && strlen(o->traceparent) >= 35 &&
+		!strncmp(o->traceparent + 3, i->traceparent + 3, 32));
+}
+
+static bool hop_inside(const struct ls_request *o, const struct ls_request *i)
+{
 	uint64_t oend = ls_request_end(o), iend = ls_request_end(i);
 
-	return id && o->pid != i->pid && o->t_read && i->t_start && o->t_start < i->t_start &&
+	return o->pid != i->pid && o->t_read && i->t_start && o->t_start < i->t_start &&
 	       o->t_read <= i->t_start + HOP_SLACK_NS && oend && iend && iend <= oend + HOP_SLACK_NS;
 }
 
@@ -203,6 +209,35 @@ static void hop_drop(struct ls_analysis *a, struct ls_hop *h)
 	*h = a->hops[--a->nhops];
 }
 
+static uint64_t absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* Pairing by the connection: among the requests of the process whose
+ * upstream connection request i (of pend[p0]) came in on, on the
+ * connection it passed i's response on to (when the capture tells), the
+ * one whose read and end lie nearest i's start and end. */
+static size_t hop_by_conn(struct ls_analysis *a, size_t i, const bool *taken)
+{
+	const struct ls_request *r = &a->pend[a->p0 + i];
+	size_t best = SIZE_MAX, n = a->np - a->p0;
+	uint64_t best_d = UINT64_MAX, iend = ls_request_end(r);
+
+	for (size_t j = 0; j < n; j++) {
+		const struct ls_request *o = &a->pend[a->p0 + j];
+		if (j == i || taken[j] || o->pid != r->peer_pid || !hop_inside(o, r) ||
+		    hop_find(a, o->id) || (r->peer_conn && o->conn_id != r->peer_conn))
+			continue;
+		uint64_t d = absdiff(o->t_read, r->t_start) + absdiff(ls_request_end(o), iend);
+		if (d < best_d) {
+			best_d = d;
+			best = j;
+		}
+	}
+	return best;
+}
+
 /* For each of the k requests from pend[p0], the pend index of the proxy's
  * request it is the inner hop of, or SIZE_MAX. */
 static void hop_pairs(struct ls_analysis *a, size_t k, size_t *outer)
@@ -213,19 +248,20 @@ static void hop_pairs(struct ls_analysis *a, size_t k, size_t *outer)
 	if (!taken)
 		abort();
 	for (size_t i = 0; i < k; i++) {
-		const struct ls_request *r = &a->pend[a->p0 + i];
+		const struct ls_request *r = &a->pend[a->p0 + i], *o;
+		size_t best = SIZE_MAX;
 		outer[i] = SIZE_MAX;
-		if (!a->pids_many)
+		if (!a->pids_many || taken[i])
 			continue; /* one process served every request: no hop (O(k n) below) */
-		if ((!r->x_request_id[0] && !r->traceparent[0]) || taken[i])
-			continue;
-		for (size_t j = 0; j < n; j++) {
-			const struct ls_request *o = &a->pend[a->p0 + j];
-			if (j == i || taken[j] || !hop_of(o, r) || hop_find(a, o->id))
-				continue;
-			taken[j] = true;
-			outer[i] = a->p0 + j;
-			break;
+		for (size_t j = 0; best == SIZE_MAX && j < n && (r->x_request_id[0] || r->traceparent[0]); j++)
+			if (j != i && !taken[j] && hop_id(o = &a->pend[a->p0 + j], r) && hop_inside(o, r) &&
+			    !hop_find(a, o->id))
+				best = j;
+		if (best == SIZE_MAX && r->peer_pid)
+			best = hop_by_conn(a, i, taken);
+		if (best != SIZE_MAX) {
+			taken[best] = true;
+			outer[i] = a->p0 + best;
 		}
 	}
 	free(taken);

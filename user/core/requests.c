@@ -123,6 +123,7 @@ struct conn {
 
 	bool opaque, reset, peer_eof, http;
 	bool upstream; /* the tracked process sent the first request: it is the client here */
+	size_t up_slot; /* upstream: its place in the corr's ring (nup then), 0 none */
 	uint8_t h2_probes; /* met mid-flight: payloads tested for whole HTTP/2 frames */
 	bool unix_sk; /* an AF_UNIX stream (LS_ADOPT_UNIX): ends at its close */
 	/* TLS: the parsers read the plaintext of SSL_read/SSL_write; request
@@ -152,6 +153,10 @@ struct synack {
 	struct retrans r;
 };
 
+#define UPSTREAM_ENDS 1024
+#define UPSTREAM_FW 8
+#define LAST_READS 65536
+
 struct ls_corr {
 	/* open connections by conn_id: ids come from the file, and a crafted
 	 * one must not size an array */
@@ -163,7 +168,32 @@ struct ls_corr {
 	void (*delivered)(void *ctx, const struct ls_request *r);
 	void *ctx;
 	struct ls_corr_stats st;
+	/* the newest upstream connections' tuples and processes (a ring):
+	 * a server's request on the other end of one came from that process
+	 * (a traced proxy, DESIGN §11), also after the connection is gone */
+	struct upstream_end {
+		struct ls_tuple t;
+		uint32_t pid;
+		/* its responses passed on: when, and to which served connection
+		 * (the proxy's client's) */
+		struct {
+			uint64_t ts, conn;
+		} fw[UPSTREAM_FW];
+		uint32_t nfw;
+		bool fresh; /* a request went out on it since the newest entry */
+	} up[UPSTREAM_ENDS];
+	size_t nup;
+	/* each thread's last read on an upstream connection: thread id ->
+	 * struct last_read (bounded: LAST_READS threads) */
+	struct ls_idmap last_rd;
 };
+
+struct last_read {
+	size_t slot; /* the upstream connection's place in the ring (up_slot), 0 none */
+	uint64_t ts;
+};
+
+static void note_upstream(struct conn *cn);
 
 void ls_addr_str(const __u8 addr[16], __u16 port, char *buf, size_t len)
 {
@@ -808,6 +838,7 @@ static void on_state(struct ls_corr *c, const struct ls_ev_tcp_state *e)
 		return;
 	cn->tuple = e->t;
 	cn->have_tuple = true;
+	note_upstream(cn);
 	if (e->newstate == 1 /* ESTABLISHED */ && !cn->have_seq) {
 		cn->have_seq = true;
 		cn->est_ts = e->h.ts;
@@ -1086,6 +1117,92 @@ static void feed_call(struct conn *cn, struct ls_http_parser *p, const struct ls
 	cn->io = NULL;
 }
 
+/* An upstream connection's tuple, once both are known. */
+static void note_upstream(struct conn *cn)
+{
+	struct ls_corr *c = cn->corr;
+
+	if (!cn->upstream || !cn->have_tuple || cn->up_slot)
+		return;
+	c->up[c->nup % UPSTREAM_ENDS] = (struct upstream_end){.t = cn->tuple, .pid = cn->pid};
+	cn->up_slot = ++c->nup;
+}
+
+/* An upstream connection's I/O: a request written on it starts a new
+ * response; a response read, per thread: the served connection the thread
+ * writes to next is where the proxy passes it on (its client's). */
+static void note_upstream_read(struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	struct ls_corr *c = cn->corr;
+	struct last_read *l;
+
+	if (!cn->up_slot || c->nup - cn->up_slot >= UPSTREAM_ENDS || !e->bytes)
+		return;
+	if (e->dir == LS_IO_OUT) { /* a request forwarded: its response is a new one */
+		c->up[(cn->up_slot - 1) % UPSTREAM_ENDS].fresh = true;
+		return;
+	}
+	if (!e->h.tid)
+		return;
+	if (!(l = ls_idmap_get(&c->last_rd, e->h.tid))) {
+		if (c->last_rd.n >= LAST_READS || !(l = calloc(1, sizeof(*l))))
+			return; /* a hop then pairs by time alone */
+		if (ls_idmap_put(&c->last_rd, e->h.tid, l)) {
+			free(l);
+			return;
+		}
+	}
+	l->slot = cn->up_slot;
+	l->ts = e->h.ts;
+}
+
+/* A write on a served connection right after (within a second) the same
+ * thread read a response on an upstream one: that response goes to this
+ * connection's client. */
+static void note_forward(struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	struct ls_corr *c = cn->corr;
+	struct last_read *l;
+	struct upstream_end *u;
+
+	if (!e->h.tid || e->dir != LS_IO_OUT || !e->bytes || !(l = ls_idmap_get(&c->last_rd, e->h.tid)) ||
+	    !l->slot || c->nup - l->slot >= UPSTREAM_ENDS || l->ts > e->h.ts ||
+	    e->h.ts - l->ts > 1000000000ull)
+		return;
+	u = &c->up[(l->slot - 1) % UPSTREAM_ENDS];
+	l->slot = 0; /* taken: the thread's next write is not this one's */
+	if (!u->fresh && u->nfw && u->fw[(u->nfw - 1) % UPSTREAM_FW].conn == cn->id)
+		return; /* more of the same response */
+	u->fresh = false;
+	u->fw[u->nfw % UPSTREAM_FW].ts = e->h.ts;
+	u->fw[u->nfw % UPSTREAM_FW].conn = cn->id;
+	u->nfw++;
+}
+
+/* When a server's connection's other end is a tracked process's upstream
+ * connection: that process, and the connection it passed r's response on
+ * to (0 when unknown). */
+static void peer_proxy(const struct ls_corr *c, const struct ls_tuple *t, struct ls_request *r)
+{
+	size_t n = c->nup < UPSTREAM_ENDS ? c->nup : UPSTREAM_ENDS;
+
+	for (size_t k = 0; k < n; k++) { /* the newest first: ports are reused */
+		const struct upstream_end *u = &c->up[(c->nup - 1 - k) % UPSTREAM_ENDS];
+		uint64_t best = UINT64_MAX;
+		if (u->t.sport != t->dport || u->t.dport != t->sport ||
+		    memcmp(u->t.saddr, t->daddr, 16) || memcmp(u->t.daddr, t->saddr, 16))
+			continue;
+		r->peer_pid = u->pid;
+		/* the first response passed on after r was read */
+		for (uint32_t f = 0; f < u->nfw && f < UPSTREAM_FW; f++)
+			if (u->fw[f].ts >= r->t_read && u->fw[f].ts < best) {
+				best = u->fw[f].ts;
+				r->peer_conn = u->fw[f].conn;
+			}
+		return;
+	}
+}
+
 /* A connection whose first payload is a request the tracked process wrote
  * (HTTP/1.1 or HTTP/2's preface): a proxy's hop to its upstream, or the
  * process's own client call. Its requests are not this process's to split. */
@@ -1100,6 +1217,9 @@ static bool is_upstream(struct conn *cn, const struct ls_ev_sock_io *e)
 		return false;
 	cn->upstream = ls_http_starts_message(LS_HTTP_REQUEST, piece[0].data, piece[0].known) ||
 		       ls_h2_starts(piece[0].data, piece[0].known, true);
+	if (cn->upstream)
+		cn->pid = e->h.pid;
+	note_upstream(cn);
 	return cn->upstream;
 }
 
@@ -1185,8 +1305,11 @@ static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 		}
 		plain_anchor(cn, e);
 	}
-	if (is_upstream(cn, e))
+	if (is_upstream(cn, e)) {
+		note_upstream_read(cn, e);
 		return;
+	}
+	note_forward(cn, e);
 	if (ensure_h2(cn, e)) {
 		on_h2_io(cn, e);
 		return;
@@ -1488,6 +1611,8 @@ static void finish_request(struct conn *cn, struct ls_request *r, bool capture_e
 	if (cn->have_tuple) {
 		ls_addr_str(cn->tuple.daddr, cn->tuple.dport, r->client, sizeof(r->client));
 		ls_addr_str(cn->tuple.saddr, cn->tuple.sport, r->server, sizeof(r->server));
+		if (cn->corr->nup)
+			peer_proxy(cn->corr, &cn->tuple, r);
 	}
 	r->resets = cn->resets;
 	srtt_stats(cn, r);
@@ -1893,6 +2018,10 @@ void ls_corr_free(struct ls_corr *c)
 		return;
 	ls_corr_finish(c);
 	ls_idmap_free(&c->conns);
+	for (size_t i = 0; i < c->last_rd.cap; i++)
+		if (c->last_rd.keys[i])
+			free(c->last_rd.vals[i]);
+	ls_idmap_free(&c->last_rd);
 	free(c->synacks);
 	free(c);
 }

@@ -49,6 +49,8 @@ struct ls_request {
 	char traceparent[80];
 	char forwarded_for[64]; /* X-Forwarded-For's first address, as the request said */
 	char client[64]; /* "ip:port" of the peer */
+	uint32_t peer_pid; /* the peer is this tracked process's upstream connection (a proxy) */
+	uint64_t peer_conn; /* and the connection it passed the response on to (0: unknown) */
 	char server[64];
 	enum ls_outcome outcome;
 	bool first_on_conn;

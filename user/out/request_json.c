@@ -45,6 +45,7 @@ static void hops(struct ls_jbuf *b, const struct ls_request *r, const struct ls_
 		kv_num(b, "pid", h[k]->pid, true);
 		ls_jb_kv_str(b, "comm", comm ? comm : "", true);
 		ls_jb_kv_str(b, "server", h[k]->server, true);
+		ls_jb_kv_str(b, "x_request_id", h[k]->x_request_id, true);
 		kv_name(b, "transport", h[k]->transport_unix ? "unix" : "tcp");
 		ls_jb_kv_u64(b, "id", h[k]->id, false);
 		ls_jb_str(b, "}");
