@@ -21,7 +21,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: latsplit report [FILE] [--json | --csv | --html [-o OUT]] [--ttft] [--top N]\n"
-		     "                       [--otlp URL]\n\n"
+		     "                       [--otlp URL] [--trusted-proxy CIDR]...\n\n"
 		     "Splits each HTTP request in a capture (default latsplit.data) into its\n"
 		     "latency components, and summarises them.\n\n"
 		     "  -j, --json    one JSON record per request (DESIGN.md §6 fields)\n"
@@ -35,6 +35,11 @@ static void usage(FILE *out)
 		     "                its phases as children) to an OTLP/HTTP endpoint, e.g.\n"
 		     "                http://127.0.0.1:4318 (/v1/traces is added when URL has\n"
 		     "                no path); joined to the request's traceparent\n"
+		     "      --trusted-proxy CIDR  believe X-Forwarded-For (or Forwarded) from\n"
+		     "                peers in this network (repeatable, e.g. 10.0.0.0/8): the\n"
+		     "                JSON's forwarded_for and the per-client table name the\n"
+		     "                client it gives; peers on unix sockets and traced proxies\n"
+		     "                are believed always, others never\n"
 		     "  -h, --help    this help\n");
 }
 
@@ -48,6 +53,7 @@ int cmd_report(int argc, char **argv)
 						  {"html", no_argument, NULL, 'H'},
 						  {"output", required_argument, NULL, 'o'},
 						  {"otlp", required_argument, NULL, 'O'},
+						  {"trusted-proxy", required_argument, NULL, 'T'},
 						  {}};
 	bool html = false;
 	const char *outpath = NULL, *otlp_url = NULL;
@@ -55,6 +61,7 @@ int cmd_report(int argc, char **argv)
 	bool json = false, csv = false, ttft = false;
 	unsigned long top = 10;
 	struct ls_analysis rs;
+	struct ls_trust trust = {0};
 	char err[512];
 	int opt;
 
@@ -73,6 +80,12 @@ int cmd_report(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			otlp_url = optarg;
+			break;
+		case 'T':
+			if (ls_trust_add(&trust, optarg, err, sizeof(err))) {
+				ls_err("report", "%s", err);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'j':
 			json = true;
@@ -108,7 +121,7 @@ int cmd_report(int argc, char **argv)
 	if (ls_capture_arg("report", argc, argv, &path))
 		return EXIT_USAGE;
 	struct ls_report_text *text = NULL;
-	struct ls_report_json js = {stdout, ttft};
+	struct ls_report_json js = {stdout, ttft, &trust};
 	struct ls_html page;
 	struct ls_otlp *otlp = NULL;
 	struct ls_sink sink[3];
@@ -122,6 +135,7 @@ int cmd_report(int argc, char **argv)
 			ls_err("report", "out of memory for --top %lu", top);
 			return 1;
 		}
+		ls_report_text_trust(text, &trust);
 		sink[n++] = ls_report_text_sink(text);
 	}
 	if (html) {

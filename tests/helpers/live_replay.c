@@ -24,7 +24,7 @@ static int print_request(void *ctx, const struct ls_request_view *v)
 	if (!v->final)
 		(*(size_t *)ctx)++;
 	else
-		ls_request_json(stdout, v->r, v->s, v->j, v->inner, v->tl);
+		ls_request_json(stdout, v->r, v->s, v->j, v->inner, v->tl, NULL);
 	return 0;
 }
 

@@ -49,6 +49,26 @@ wait_recording() {
   return 1
 }
 
+# record_bg OUT ARGS...: latsplit record -o OUT ARGS in the background
+# (RPID set, its log OUT.log), until it says it is recording; 1 if it never
+# does. stop_recording ends it.
+record_bg() {
+  local out=$1; shift
+  "$LS" record "$@" -o "$out" 2>"$out.log" &
+  RPID=$!
+  CLEANUP+=("kill -INT $RPID")
+  wait_recording "$out.log"
+}
+
+# nginx_start CONF PORT: Debian's nginx on CONF (its error log beside it),
+# NG its pid (killed at exit), until PORT listens.
+nginx_start() {
+  nginx -c "$1" -e "$(dirname "$1")/error.log" &
+  NG=$!
+  CLEANUP+=("kill $NG")
+  for _ in $(seq 50); do ss -Hltn "sport = :$2" | grep -q . && break; sleep 0.1; done
+}
+
 # snmp_retrans_segs [NS]: Tcp RetransSegs from /proc/net/snmp (of NS).
 snmp_retrans_segs() {
   local cmd=(cat /proc/net/snmp)

@@ -145,19 +145,12 @@ CONF
 nginx_run() { # NAME [CONF-NAME [RECORD-ARGS...]]: traced at nginx's port (and RECORD-ARGS)
   local name=$1 conf=${2:-$1}
   shift $(( $# < 2 ? $# : 2 ))
-  nginx -c "$T/ng-$conf/nginx.conf" -e "$T/ng-$conf/error.log" &
-  local ng=$!
-  CLEANUP+=("kill $ng")
-  for _ in $(seq 50); do ss -Hltn "sport = :$NG_PORT" | grep -q . && break; sleep 0.1; done
-  set -- "$name" "$@"
-  "$LS" record --port $NG_PORT "${@:2}" -o "$T/$1.data" 2>"$T/$1.data.log" &
-  RPID=$!
-  CLEANUP+=("kill -INT $RPID")
-  wait_recording "$T/$1.data.log" || fail "servers.$1: record did not start"
-  load "$1" $NG_PORT
+  nginx_start "$T/ng-$conf/nginx.conf" $NG_PORT
+  record_bg "$T/$name.data" --port $NG_PORT "$@" || fail "servers.$name: record did not start"
+  load "$name" $NG_PORT
   stop_recording 0.5
-  kill $ng; wait $ng 2>/dev/null
-  judge "$1"
+  kill $NG; wait $NG 2>/dev/null
+  judge "$name"
 }
 nginx_conf nginx_keepalive 'proxy_pass http://engine; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off;'
 nginx_run nginx_keepalive
@@ -257,15 +250,35 @@ if command -v node >/dev/null; then
   node "$ROOT/tools/servers/buffer-proxy.js" --port 18465 --upstream 127.0.0.1:$ENG_PORT \
     --ready-file "$T/bp.ready" & CLEANUP+=("kill $!")
   wait_for_file "$T/bp.ready" 10 || fail "servers.buffer_proxy: proxy did not start"
-  "$LS" record --port 18465 --port $ENG_PORT -o "$T/buffer_proxy.data" 2>"$T/buffer_proxy.data.log" &
-  RPID=$!
-  CLEANUP+=("kill -INT $RPID")
-  wait_recording "$T/buffer_proxy.data.log" || fail "servers.buffer_proxy: record did not start"
+  record_bg "$T/buffer_proxy.data" --port 18465 --port $ENG_PORT ||
+    fail "servers.buffer_proxy: record did not start"
   load buffer_proxy 18465
   stop_recording 0.5
   judge buffer_proxy
   hops_check buffer_proxy 1
 fi
+
+# traced at the engine alone behind nginx over TCP: X-Forwarded-For is a
+# header any client can write, believed only from a trusted proxy
+# (report --trusted-proxy CIDR); then the per-client table names the real
+# client (DESIGN §11)
+nginx_conf nginx_xff 'proxy_pass http://engine; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; proxy_set_header X-Forwarded-For "198.51.100.7, $remote_addr";'
+nginx_start "$T/ng-nginx_xff/nginx.conf" $NG_PORT
+record_bg "$T/nginx_xff.data" --port $ENG_PORT || fail "servers.nginx_xff: record did not start"
+load nginx_xff $NG_PORT
+stop_recording 0.5
+kill $NG; wait $NG 2>/dev/null
+"$LS" report --json "$T/nginx_xff.data" >"$T/nginx_xff.untrusted.jsonl" 2>/dev/null
+"$LS" report --json --trusted-proxy 127.0.0.0/8 "$T/nginx_xff.data" >"$T/nginx_xff.jsonl" 2>/dev/null
+"$LS" report --trusted-proxy 127.0.0.1 "$T/nginx_xff.data" >"$T/nginx_xff.txt" 2>&1
+untrusted=$(grep -c '"forwarded_for":"198.51.100.7"' "$T/nginx_xff.untrusted.jsonl")
+trusted=$(grep -c '"forwarded_for":"198.51.100.7"' "$T/nginx_xff.jsonl")
+row=$(grep -E '^  198\.51\.100\.7 \(forwarded\) +24 ' "$T/nginx_xff.txt" | wc -l)
+check "servers.trusted_proxy: X-Forwarded-For from nginx (127.0.0.1) believed in $trusted of 24 requests with --trusted-proxy 127.0.0.0/8, $untrusted without; per-client row of the forwarded client: $row" \
+  [ "$trusted" -eq 24 -a "$untrusted" -eq 0 -a "$row" -eq 1 ]
+"$LS" report --trusted-proxy 10.0.0.0/99 "$T/nginx_xff.data" >/dev/null 2>"$T/bad_cidr.err"
+check "servers.trusted_proxy.bad: a bad CIDR is a one-line usage error ($(head -c 120 "$T/bad_cidr.err"))" \
+  [ "$(wc -l <"$T/bad_cidr.err")" -eq 1 ]
 
 # nginx -> engine over a unix socket, traced at the engine alone (-p); the
 # workers (user nobody) must reach the socket in $T
@@ -277,14 +290,8 @@ CLEANUP+=("kill $UPID")
 wait_for_file "$T/uds.ready" 20 || { fail "servers.nginx_unix: engine did not start"; exit 0; }
 nginx_conf nginx_unix 'proxy_pass http://engine_uds; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;'
 sed -i "s|^  server {|  upstream engine_uds { server unix:$T/eng.sock; keepalive 8; }\n  server {|" "$T/ng-nginx_unix/nginx.conf"
-nginx -c "$T/ng-nginx_unix/nginx.conf" -e "$T/ng-nginx_unix/error.log" &
-NG=$!
-CLEANUP+=("kill $NG")
-for _ in $(seq 50); do ss -Hltn "sport = :$NG_PORT" | grep -q . && break; sleep 0.1; done
-"$LS" record -p $UPID -o "$T/nginx_unix.data" 2>"$T/nginx_unix.data.log" &
-RPID=$!
-CLEANUP+=("kill -INT $RPID")
-wait_recording "$T/nginx_unix.data.log" || fail "servers.nginx_unix: record did not start"
+nginx_start "$T/ng-nginx_unix/nginx.conf" $NG_PORT
+record_bg "$T/nginx_unix.data" -p $UPID || fail "servers.nginx_unix: record did not start"
 load nginx_unix $NG_PORT
 stop_recording 0.5
 "$LS" report --json "$T/nginx_unix.data" >"$T/nginx_unix.jsonl" 2>/dev/null

@@ -78,14 +78,8 @@ http {
   }
 }
 CONF
-nginx -c "$T/ng/nginx.conf" -e "$T/ng/error.log" &
-NG=$!
-CLEANUP+=("kill $NG")
-for _ in $(seq 50); do ss -Hltn "sport = :$NG_PORT" | grep -q . && break; sleep 0.1; done
-"$LS" record --port $NG_PORT -o "$T/ng.data" 2>"$T/ng.data.log" &
-RPID=$!
-CLEANUP+=("kill -INT $RPID")
-wait_recording "$T/ng.data.log" || fail "tls.nginx_h2: record did not start"
+nginx_start "$T/ng/nginx.conf" $NG_PORT
+record_bg "$T/ng.data" --port $NG_PORT || fail "tls.nginx_h2: record did not start"
 node "$ROOT/tests/integration/h2_client.js" "https://127.0.0.1:$NG_PORT" "$T/ng.lg" 4 6 tlsh2- 2>"$T/ng.client.err"
 curl -sk --http2 "https://127.0.0.1:$NG_PORT/v1/completions" -H 'X-Request-Id: curl-h2-1' \
   -H 'Authorization: Bearer PLANTEDNGINXBEARER77' \

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "http.h"
+#include "trust.h"
 
 struct log {
 	char s[8192];
@@ -379,6 +380,62 @@ static void test_resync_mid_stream(void **state)
 	assert_false(ls_http_starts_message(LS_HTTP_REQUEST, (const uint8_t *)"GET /x", 6));
 }
 
+/* X-Forwarded-For and Forwarded (RFC 7239) name the client's address: the
+ * first element, unquoted, without brackets or port; and it is believed
+ * only from a unix socket's peer, a traced proxy, or a trusted network.
+ * Fails on a parser that takes a later hop, keeps a port, or a trust test
+ * that believes an untrusted peer. */
+static void test_forwarded(void **state)
+{
+	static const struct {
+		const char *hdr, *want;
+	} fw[] = {
+		{"for=192.0.2.60;proto=http;by=203.0.113.43", "192.0.2.60"},
+		{"For=\"[2001:db8:cafe::17]:4711\"", "2001:db8:cafe::17"},
+		{"proto=https; for=198.51.100.17:8080, for=10.0.0.1", "198.51.100.17"},
+		{"for=unknown", "unknown"},
+		{"by=10.0.0.1, for=192.0.2.1", ""},
+		{"xfor=1.2.3.4", ""},
+		{"for=\"[2001:db8::1", ""},
+	};
+	char out[64];
+	struct ls_trust t = {0};
+	struct ls_request r;
+	char err[160];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(fw) / sizeof(fw[0]); i++) {
+		ls_http_first_forwarded_for(out, sizeof(out), fw[i].hdr, strlen(fw[i].hdr));
+		assert_string_equal(out, fw[i].want);
+	}
+	ls_http_first_forwarded(out, sizeof(out), " 203.0.113.9 , 10.1.1.1", 23);
+	assert_string_equal(out, "203.0.113.9");
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.forwarded_for, sizeof(r.forwarded_for), "203.0.113.9");
+	snprintf(r.client, sizeof(r.client), "10.1.2.3:40000");
+	assert_null(ls_trust_forwarded(NULL, &r));
+	assert_int_equal(ls_trust_add(&t, "10.0.0.0/8", err, sizeof(err)), 0);
+	assert_string_equal(ls_trust_forwarded(&t, &r), "203.0.113.9");
+	snprintf(r.client, sizeof(r.client), "11.1.2.3:40000");
+	assert_null(ls_trust_forwarded(&t, &r));
+	snprintf(r.client, sizeof(r.client), "[2001:db8::5]:443");
+	assert_null(ls_trust_forwarded(&t, &r));
+	assert_int_equal(ls_trust_add(&t, "2001:db8::/33", err, sizeof(err)), 0);
+	assert_string_equal(ls_trust_forwarded(&t, &r), "203.0.113.9");
+	snprintf(r.client, sizeof(r.client), "[2001:db8:8000::5]:443");
+	assert_null(ls_trust_forwarded(&t, &r));
+	r.peer_pid = 42; /* a traced proxy's upstream connection */
+	assert_string_equal(ls_trust_forwarded(&t, &r), "203.0.113.9");
+	r.peer_pid = 0;
+	r.transport_unix = true;
+	assert_string_equal(ls_trust_forwarded(NULL, &r), "203.0.113.9");
+	assert_int_equal(ls_trust_add(&t, "10.0.0.0/33", err, sizeof(err)), -1);
+	assert_int_equal(ls_trust_add(&t, "10.0.0.0/", err, sizeof(err)), -1);
+	assert_int_equal(ls_trust_add(&t, "bogus", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--trusted-proxy 'bogus'"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_gaps),
 		cmocka_unit_test(test_sse_events_beyond_capture),
 		cmocka_unit_test(test_resync_mid_stream),
+		cmocka_unit_test(test_forwarded),
 	};
 	return cmocka_run_group_tests_name("http", tests, NULL, NULL);
 }

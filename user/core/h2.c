@@ -129,6 +129,9 @@ static void take_field(struct ls_h2_headers *h, const nghttp2_nv *nv)
 	} else if (name_is(nv, "x-forwarded-for") && !m->forwarded_for[0]) {
 		ls_http_first_forwarded(m->forwarded_for, sizeof(m->forwarded_for),
 					(const char *)nv->value, nv->valuelen);
+	} else if (name_is(nv, "forwarded") && !m->forwarded_for[0]) {
+		ls_http_first_forwarded_for(m->forwarded_for, sizeof(m->forwarded_for),
+					    (const char *)nv->value, nv->valuelen);
 	} else if (name_is(nv, "content-type")) {
 		m->sse = value_starts(nv, "text/event-stream");
 		h->grpc = value_starts(nv, "application/grpc");

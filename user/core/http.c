@@ -38,6 +38,41 @@ void ls_http_first_forwarded(char *dst, size_t cap, const char *v, size_t n)
 	dst[k] = '\0';
 }
 
+void ls_http_first_forwarded_for(char *dst, size_t cap, const char *v, size_t n)
+{
+	const char *end = v + n, *comma = memchr(v, ',', n), *p;
+
+	dst[0] = '\0';
+	if (comma)
+		end = comma; /* the first element: the client's side */
+	for (p = v; p + 4 <= end; p++) { /* a pair "for=" at a pair's start */
+		if (strncasecmp(p, "for=", 4) || (p > v && p[-1] != ';' && p[-1] != ' ' && p[-1] != '\t'))
+			continue;
+		const char *b = p + 4, *e = b;
+		while (e < end && *e != ';')
+			e++;
+		while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (b < e && *b == '"') {
+			if (e - b < 2 || e[-1] != '"')
+				return; /* an unterminated quoted string */
+			b++, e--;
+		}
+		if (b < e && *b == '[') { /* [v6] or [v6]:port */
+			const char *rb = memchr(b, ']', e - b);
+			if (!rb)
+				return;
+			b++, e = rb;
+		} else {
+			const char *colon = memchr(b, ':', e - b);
+			if (colon && !memchr(colon + 1, ':', e - colon - 1))
+				e = colon; /* v4:port */
+		}
+		ls_http_first_forwarded(dst, cap, b, e - b);
+		return;
+	}
+}
+
 void ls_http_expect_head(struct ls_http_parser *p)
 {
 	p->pending_head_requests++;
@@ -329,6 +364,8 @@ static bool parse_head(struct ls_http_parser *p, struct ls_http_msg *m)
 				copy_value(m->traceparent, sizeof(m->traceparent), v, vl);
 			} else if (header_is(line, nl, "x-forwarded-for") && !m->forwarded_for[0]) {
 				ls_http_first_forwarded(m->forwarded_for, sizeof(m->forwarded_for), v, vl);
+			} else if (header_is(line, nl, "forwarded") && !m->forwarded_for[0]) {
+				ls_http_first_forwarded_for(m->forwarded_for, sizeof(m->forwarded_for), v, vl);
 			}
 		}
 		if (!le)

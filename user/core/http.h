@@ -102,6 +102,9 @@ bool ls_http_starts_message(enum ls_http_kind kind, const uint8_t *s, size_t n);
 /* The first address of an X-Forwarded-For value (v, n bytes: "client,
  * proxy1, ..."), trimmed, into dst. */
 void ls_http_first_forwarded(char *dst, size_t cap, const char *v, size_t n);
+/* The same from a Forwarded header (RFC 7239): its first element's for=
+ * node, unquoted, without brackets or port ("" when it has none). */
+void ls_http_first_forwarded_for(char *dst, size_t cap, const char *v, size_t n);
 /* Tells a response parser that one more request was a HEAD (no body). */
 void ls_http_expect_head(struct ls_http_parser *p);
 bool ls_http_in_message(const struct ls_http_parser *p);

@@ -68,7 +68,8 @@ static int csv_request(void *ctx, const struct ls_request_view *v)
 
 static int json_request(void *ctx, const struct ls_request_view *v)
 {
-	ls_request_json(((struct ls_report_json *)ctx)->out, v->r, v->s, v->j, v->inner, v->tl);
+	ls_request_json(((struct ls_report_json *)ctx)->out, v->r, v->s, v->j, v->inner, v->tl,
+			((struct ls_report_json *)ctx)->trust);
 	return 0;
 }
 

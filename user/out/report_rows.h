@@ -11,11 +11,13 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "trust.h"
 
 struct ls_sink ls_report_csv_sink(FILE *out);
 struct ls_report_json {
 	FILE *out;
 	bool ttft; /* the verdict judges time to first token */
+	const struct ls_trust *trust; /* whose X-Forwarded-For is believed (NULL: none) */
 };
 struct ls_sink ls_report_json_sink(struct ls_report_json *j);
 

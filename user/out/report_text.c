@@ -55,7 +55,14 @@ struct ls_report_text {
 	size_t nc, capc;
 	struct server_stat *ss;
 	size_t nss, capss;
+	const struct ls_trust *trust;
+	size_t forwarded; /* requests counted under the client a proxy named */
 };
+
+void ls_report_text_trust(struct ls_report_text *t, const struct ls_trust *trust)
+{
+	t->trust = trust;
+}
 
 static void text_client(struct ls_report_text *t, const struct ls_request *r)
 {
@@ -63,10 +70,16 @@ static void text_client(struct ls_report_text *t, const struct ls_request *r)
 	char *colon;
 	size_t k;
 
+	const char *fwd = ls_trust_forwarded(t->trust, r);
+
 	snprintf(addr, sizeof(addr), "%s", r->client[0] ? r->client : "?");
 	colon = strrchr(addr, ':'); /* the client's port varies per connection */
 	if (colon)
 		*colon = '\0';
+	if (fwd) { /* the real client, as a proxy of ours named it */
+		snprintf(addr, sizeof(addr), "%s (forwarded)", fwd);
+		t->forwarded++;
+	}
 	for (k = 0; k < t->nc && strcmp(t->cs[k].addr, addr); k++)
 		;
 	if (k == t->nc) {
@@ -202,6 +215,10 @@ static void summary_row(FILE *rout, const char *name, struct ls_quant *q, uint64
 static void per_client(FILE *rout, struct ls_report_text *t)
 {
 	fprintf(rout, "\nper client (retransmitted segments of responses; srtt averaged per request):\n");
+	if (t->forwarded)
+		fprintf(rout, "  (forwarded: %zu requests counted under the client a trusted proxy named "
+			     "in X-Forwarded-For; their network figures are the proxy's hop)\n",
+			t->forwarded);
 	fprintf(rout, "  %-40s %9s %9s %11s %10s %10s\n", "client", "requests", "retrans", "retrans/MB",
 	       "srtt p50", "srtt max");
 	for (size_t k = 0; k < t->nc; k++) {

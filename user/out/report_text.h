@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "trust.h"
 
 struct ls_report_text;
 
@@ -20,6 +21,9 @@ struct ls_report_text;
 struct ls_report_text *ls_report_text_new(FILE *out, const char *path, bool ttft, size_t top,
 					  bool print);
 struct ls_sink ls_report_text_sink(struct ls_report_text *t);
+/* Per-client rows name the client a trusted proxy forwarded for (see
+ * core/trust.h); t: the networks trusted, kept by the caller. */
+void ls_report_text_trust(struct ls_report_text *t, const struct ls_trust *trust);
 /* The whole text, after the analysis's end. */
 void ls_report_text_print(FILE *out, struct ls_report_text *t, struct ls_analysis *a);
 bool ls_report_text_ttft(const struct ls_report_text *t);

@@ -55,7 +55,7 @@ static void hops(struct ls_jbuf *b, const struct ls_request *r, const struct ls_
 
 void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_split *sp,
 		     const struct ls_engine_join *j, const struct ls_request *inner,
-		     const struct ls_timeline *tl)
+		     const struct ls_timeline *tl, const struct ls_trust *trust)
 {
 	const struct ls_split s = *sp;
 	struct ls_jbuf jb;
@@ -93,7 +93,7 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 		ls_jb_kv_str(b, "unparsed_why", r->unparsed_why, true);
 	ls_jb_kv_str(b, "x_request_id", r->x_request_id, true);
 	ls_jb_kv_str(b, "traceparent", r->traceparent, true);
-	ls_jb_kv_str(b, "forwarded_for", r->forwarded_for, true);
+	ls_jb_kv_str(b, "forwarded_for", ls_trust_forwarded(trust, r), true);
 	if (inner)
 		hops(b, r, inner, tl);
 	ls_jb_kv_u64(b, "start_ns", mark(r->t_start), true);
