@@ -10,13 +10,20 @@
   clients.py idle HOST PORT MS XRID connect, pause MS, then one request
                                     (Connection: close); prints its own marks as
                                     JSON: connect_ns, idle_ns, total_ns (send to
-                                    last byte)
+                                    last byte), and how late those marks may be:
+                                    start_wait_ns (the send call's own time),
+                                    end_wait_ns (the last bytes' kernel arrival
+                                    stamp, SO_TIMESTAMPNS, to the mark)
 """
 import json
 import socket
 import struct
 import sys
 import time
+
+# Linux's SO_TIMESTAMPNS (= SCM_TIMESTAMPNS), which Python's socket module
+# does not name
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 
 def connect(host, port):
@@ -95,17 +102,25 @@ def idle(host, port, ms, xrid):
     time.sleep(int(ms) / 1000)
     req = post("/v1/completions", '{"max_tokens": 3}', close=True)
     req = req.replace(b"Host: t\r\n", b"Host: t\r\nX-Request-Id: " + xrid.encode() + b"\r\n")
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     t_send = time.monotonic_ns()
     s.sendall(req)
-    t_last = t_send
+    start_wait = time.monotonic_ns() - t_send
+    t_last, end_wait = t_send, 0
     while True:
-        chunk = s.recv(65536)
+        chunk, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(16))
         if not chunk:
             break
-        t_last = time.monotonic_ns()
+        t_last, now = time.monotonic_ns(), time.time_ns()
+        end_wait = 0
+        for level, kind, data in anc:  # struct timespec, CLOCK_REALTIME
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+                sec, nsec = struct.unpack("qq", data[:16])
+                end_wait = max(0, now - (sec * 10**9 + nsec))
     s.close()
     print(json.dumps({"x_request_id": xrid, "connect_ns": t_est - t0, "idle_ns": t_send - t_est,
-                      "total_ns": t_last - t_send}))
+                      "total_ns": t_last - t_send, "start_wait_ns": start_wait,
+                      "end_wait_ns": end_wait}))
 
 
 if __name__ == "__main__":

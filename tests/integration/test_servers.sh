@@ -45,8 +45,10 @@ for c in map(json.loads, open(sys.argv[2])):
         bad.append((c["x_request_id"], "missing"))
         continue
     # the client's own: send to last byte, plus at most its connect call
-    # (which holds the handshake and Python's own socket set-up)
-    lo, hi = c["total_ns"], c["connect_ns"] + c["total_ns"]
+    # (which holds the handshake and Python's own socket set-up); less how
+    # late its marks may be (the send call, the last bytes' arrival stamp)
+    lo = c["total_ns"] - c["start_wait_ns"] - c["end_wait_ns"]
+    hi = c["connect_ns"] + c["total_ns"]
     idle = r.get("connect_idle_ns") or 0
     out.append(f'{c["x_request_id"]}: total {r["total_ns"]/1e6:.3f} ms vs client '
                f'[{lo/1e6:.3f}, {hi/1e6:.3f}], idle {idle/1e6:.1f} vs {c["idle_ns"]/1e6:.1f} ms')
@@ -117,7 +119,7 @@ if ! command -v nginx >/dev/null || ! $PY -c 'import fastapi, uvicorn, zmq, uvlo
 fi
 ENG_PORT=18462 NG_PORT=18463
 $PY "$ROOT/tools/vllm-shaped/server.py" --port $ENG_PORT --ready-file "$T/eng.ready" \
-  --step-us 3000 >"$T/eng.log" 2>&1 &
+  --step-us 3000 --truth "$T/eng.truth" >"$T/eng.log" 2>&1 &
 CLEANUP+=("kill $!")
 wait_for_file "$T/eng.ready" 20 || { fail "servers.nginx: engine did not start"; exit 0; }
 
@@ -210,6 +212,10 @@ PY
 for n in nginx_keepalive nginx_defaults; do
   nginx_run "$n.hops" "$n" --port $ENG_PORT
   hops_check "$n.hops" 0
+  # the engine's hop inside the record, against the engine's own truth
+  # (queueing.engine, its front end) and the client's marks
+  $PY "$ROOT/tests/integration/vllm_accuracy.py" "servers.$n.hops.engine" "$T/$n.hops.jsonl" \
+    "$T/eng.truth" "$T/$n.hops.lg"
 done
 # nginx sends an id of its own (X-Request-Id $request_id): the hops pair by
 # nginx's upstream connection (the engine's peer) and the client connection
