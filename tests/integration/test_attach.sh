@@ -178,7 +178,7 @@ python3 "$CHECK" restart "$T/restart.jsonl" "$(window "$T/restart.data")" "$T/re
   "$T/restart2.lg" --pids 2
 # two server processes: the text report breaks the latency down by server
 "$LS" report "$T/restart.data" >"$T/restart.txt"
-rows=$(sed -n '/^per server (ms):/,/^$/p' "$T/restart.txt" | grep -cE '^  [0-9.]+:8002 +[0-9]+ +10 ')
+rows=$(sed -n '/^per server (ms):/,/^$/p' "$T/restart.txt" | grep -cE '^  [0-9.]+:8002 +[0-9]+ +[^ ]+ +10 ')
 check "attach.restart.per_server: the text report has a row for each server process (10 requests each): $rows of 2" \
   [ "$rows" -eq 2 ]
 

@@ -150,6 +150,10 @@ nginx_run() { # NAME [CONF-NAME [RECORD-ARGS...]]: traced at nginx's port (and R
   nginx_start "$T/ng-$conf/nginx.conf" $NG_PORT
   record_bg "$T/$name.data" --port $NG_PORT "$@" || fail "servers.$name: record did not start"
   load "$name" $NG_PORT
+  if [[ -n ${METRICS_PORT:-} ]]; then # the live /metrics, once every split is final
+    sleep 3
+    curl -s "http://127.0.0.1:$METRICS_PORT/metrics" >"$T/$name.metrics"
+  fi
   stop_recording 0.5
   kill $NG; wait $NG 2>/dev/null
   judge "$name"
@@ -210,8 +214,13 @@ PY
 # also with its defaults (buffering on: its event pipe still writes each
 # upstream read on to a client that keeps up: 3% of the TTFT measured here)
 for n in nginx_keepalive nginx_defaults; do
-  nginx_run "$n.hops" "$n" --port $ENG_PORT
+  METRICS_PORT=18468 nginx_run "$n.hops" "$n" --port $ENG_PORT --metrics 127.0.0.1:18468
   hops_check "$n.hops" 0
+  # the live Prometheus counters count each client request once
+  reqs=$(awk '/^latsplit_requests_total\{/ { s += $2 } END { print s + 0 }' "$T/$n.hops.metrics")
+  durs=$(awk '/^latsplit_request_duration_seconds_count/ { print $2 }' "$T/$n.hops.metrics")
+  check "servers.$n.hops.metrics: /metrics counts $reqs requests, $durs durations for 24 client requests" \
+    [ "$reqs" -eq 24 -a "${durs:-0}" -eq 24 ]
   # the engine's hop inside the record, against the engine's own truth
   # (queueing.engine, its front end) and the client's marks
   $PY "$ROOT/tests/integration/vllm_accuracy.py" "servers.$n.hops.engine" "$T/$n.hops.jsonl" \

@@ -62,13 +62,29 @@ static void collect(void *ctx, const struct ls_request *r)
 	ls_timeline_note_pid(a->tl, r->pid);
 }
 
+static bool hop_id(const struct ls_request *o, const struct ls_request *i);
+
+/* An inner hop delivered after its proxy's request was over: that request
+ * waits out its grace period. */
+static bool outer_waiting(const struct ls_analysis *a, const struct ls_request *r)
+{
+	for (size_t j = a->p0; a->pids_many && j < a->np; j++) {
+		const struct ls_request *o = &a->pend[j];
+		if (o->pid != r->pid && o->t_read && o->t_read <= r->t_read &&
+		    (hop_id(o, r) ||
+		     (r->peer_pid == o->pid && (!r->peer_conn || r->peer_conn == o->conn_id))))
+			return true;
+	}
+	return false;
+}
+
 /* A delivered request: a copy of its own (the correlator's goes on). */
 static void collect_delivered(void *ctx, const struct ls_request *r)
 {
 	struct ls_analysis *a = ctx;
 	struct ls_request *c;
 
-	if (ls_corr_open_hop(a->corr, r))
+	if (ls_corr_open_hop(a->corr, r, false) || outer_waiting(a, r))
 		return; /* an inner hop: its proxy's request is the client's record */
 	GROW(a->prov, a->nprov, a->capprov);
 	c = &a->prov[a->nprov];
@@ -267,6 +283,35 @@ static void hop_pairs(struct ls_analysis *a, size_t k, size_t *outer)
 	free(taken);
 }
 
+/* A proxy's request waits for its inner hop: the batch (the first k
+ * waiting requests) ends before the first request that is the outer hop of
+ * one waiting behind the batch (its grace not over: an ACK the proxy
+ * delayed may end it after the proxy's own), or of one the correlator still
+ * has open; at most HOP_HOLD_NS past its own grace. */
+#define HOP_HOLD_NS 10000000000ull
+
+static size_t hop_hold(struct ls_analysis *a, size_t k)
+{
+	size_t n = a->np - a->p0;
+
+	if (!a->pids_many)
+		return k;
+	for (size_t i = 0; i < k; i++) {
+		const struct ls_request *o = &a->pend[a->p0 + i];
+		if (last_mark(o) + GRACE_NS + HOP_HOLD_NS <= a->now)
+			continue;
+		if (ls_corr_open_hop(a->corr, o, true))
+			return i;
+		for (size_t j = k; j < n; j++) {
+			const struct ls_request *r = &a->pend[a->p0 + j];
+			if (hop_inside(o, r) &&
+			    (hop_id(o, r) || (r->peer_pid == o->pid && (!r->peer_conn || r->peer_conn == o->conn_id))))
+				return i;
+		}
+	}
+	return k;
+}
+
 /* Hands k attributed requests to the sinks (provisional ones only to
  * those that want them). outer: see hop_pairs, NULL for none: an inner
  * hop is attributed and kept for its proxy's request, which is told as
@@ -395,6 +440,8 @@ static void step(struct ls_analysis *a, bool end)
 		attribute_delivered(a);
 	while (a->p0 + k < a->np && (end || last_mark(&a->pend[a->p0 + k]) + GRACE_NS <= now))
 		k++;
+	if (!end)
+		k = hop_hold(a, k);
 	if (k)
 		attribute_batch(a, k);
 	if (end)

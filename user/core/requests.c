@@ -1959,18 +1959,23 @@ size_t ls_corr_open_requests(const struct ls_corr *c)
 	return n;
 }
 
-bool ls_corr_open_hop(const struct ls_corr *c, const struct ls_request *r)
+bool ls_corr_open_hop(const struct ls_corr *c, const struct ls_request *r, bool inner)
 {
-	if (!r->x_request_id[0])
+	if (!r->x_request_id[0] && (inner || !r->peer_conn))
 		return false;
 	for (size_t i = 0; i < c->conns.cap; i++) {
 		const struct conn *cn = c->conns.vals[i];
 		if (!c->conns.keys[i])
 			continue;
-		for (size_t k = 0; k < cn->nreqs; k++)
-			if (cn->reqs[k] != r && cn->reqs[k]->pid != r->pid &&
-			    !strcmp(cn->reqs[k]->x_request_id, r->x_request_id))
+		for (size_t k = 0; k < cn->nreqs; k++) {
+			const struct ls_request *o = cn->reqs[k];
+			/* the proxy reads first: the outer hop was read before the inner */
+			if (o != r && o->pid != r->pid && o->t_read && r->t_read &&
+			    (inner ? o->t_read > r->t_read : o->t_read < r->t_read) &&
+			    ((r->x_request_id[0] && !strcmp(o->x_request_id, r->x_request_id)) ||
+			     (!inner && cn->id == r->peer_conn && o->pid == r->peer_pid)))
 				return true;
+		}
 	}
 	return false;
 }

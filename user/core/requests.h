@@ -148,9 +148,11 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec);
  * none can start earlier); trims per-connection history on the way. */
 uint64_t ls_corr_horizon(struct ls_corr *c, uint64_t now);
 /* Whether a request of another process, not over yet, carries r's
- * X-Request-Id: r is the inner hop of a traced proxy's request in flight
- * (DESIGN §11), which alone will be told. */
-bool ls_corr_open_hop(const struct ls_corr *c, const struct ls_request *r);
+ * X-Request-Id (or, inner false, is on the proxy's connection r's peer_conn
+ * names) and was read before r (inner false: r is the inner hop of a traced
+ * proxy's request in flight, DESIGN §11, which alone will be told) or after
+ * r (inner true: r is a proxy's request whose inner hop is open). */
+bool ls_corr_open_hop(const struct ls_corr *c, const struct ls_request *r, bool inner);
 /* Requests begun and not emitted yet. */
 size_t ls_corr_open_requests(const struct ls_corr *c);
 /* End of input: finishes every open connection. */

@@ -26,7 +26,7 @@ struct client_stat {
 
 /* One server: its address (unix sockets: "unix") and process. */
 struct server_stat {
-	char addr[64];
+	char addr[136]; /* "ip:port", or "proxy > server" */
 	uint32_t pid;
 	uint64_t requests;
 	struct ls_quant total, ttft;
@@ -96,18 +96,27 @@ static void text_client(struct ls_report_text *t, const struct ls_request *r)
 		ls_quant_add(&t->cs[k].srtt, r->srtt_avg_us);
 }
 
-static void text_server(struct ls_report_text *t, const struct ls_request *r, const struct ls_split *s)
+/* A request joined across a proxy counts under the server behind it,
+ * named "proxy > server" (replicas behind one proxy part here). */
+static void text_server(struct ls_report_text *t, const struct ls_request *r,
+			const struct ls_request *inner, const struct ls_split *s)
 {
-	const char *addr = r->server[0] ? r->server : "?";
+	char addr[sizeof(t->ss[0].addr)];
+	uint32_t pid = inner ? inner->pid : r->pid;
 	size_t k;
 
-	for (k = 0; k < t->nss && (t->ss[k].pid != r->pid || strcmp(t->ss[k].addr, addr)); k++)
+	if (inner)
+		snprintf(addr, sizeof(addr), "%s > %s", r->server[0] ? r->server : "?",
+			 inner->transport_unix ? "unix" : inner->server[0] ? inner->server : "?");
+	else
+		snprintf(addr, sizeof(addr), "%s", r->server[0] ? r->server : "?");
+	for (k = 0; k < t->nss && (t->ss[k].pid != pid || strcmp(t->ss[k].addr, addr)); k++)
 		;
 	if (k == t->nss) {
 		GROW(t->ss, t->nss, t->capss);
 		memset(&t->ss[k], 0, sizeof(t->ss[k]));
 		snprintf(t->ss[k].addr, sizeof(t->ss[k].addr), "%s", addr);
-		t->ss[k].pid = r->pid;
+		t->ss[k].pid = pid;
 		t->nss++;
 	}
 	t->ss[k].requests++;
@@ -165,7 +174,7 @@ static int text_request(void *ctx, const struct ls_request_view *vw)
 		}
 	text_slowest(t, r, s);
 	text_client(t, r);
-	text_server(t, r, s);
+	text_server(t, r, vw->inner, s);
 	return 0;
 }
 
@@ -246,12 +255,12 @@ static void rank_ms(char *buf, size_t len, struct ls_quant *v, double q)
 
 /* More than one server (replicas on several ports, several processes):
  * each one's requests and latency, so one slow replica shows. */
-static void per_server(FILE *rout, struct ls_report_text *t)
+static void per_server(FILE *rout, struct ls_report_text *t, const struct ls_timeline *tl)
 {
 	if (t->nss < 2)
 		return;
-	fprintf(rout, "\nper server (ms):\n  %-28s %8s %9s %10s %10s %10s %10s\n", "server", "pid",
-		"requests", "total p50", "total p90", "total max", "ttft p50");
+	fprintf(rout, "\nper server (ms):\n  %-28s %8s %-15s %9s %10s %10s %10s %10s\n", "server",
+		"pid", "comm", "requests", "total p50", "total p90", "total max", "ttft p50");
 	for (size_t k = 0; k < t->nss; k++) {
 		struct server_stat *v = &t->ss[k];
 		char p50[24], p90[24], mx[24] = "-", tp50[24];
@@ -260,8 +269,9 @@ static void per_server(FILE *rout, struct ls_report_text *t)
 		rank_ms(tp50, sizeof(tp50), &v->ttft, 0.5);
 		if (v->total.count)
 			snprintf(mx, sizeof(mx), "%.3f", v->total.max / 1e6);
-		fprintf(rout, "  %-28s %8u %9llu %10s %10s %10s %10s\n", v->addr, v->pid,
-			(unsigned long long)v->requests, p50, p90, mx, tp50);
+		const char *comm = ls_timeline_comm(tl, v->pid);
+		fprintf(rout, "  %-28s %8u %-15s %9llu %10s %10s %10s %10s\n", v->addr, v->pid,
+			comm ? comm : "-", (unsigned long long)v->requests, p50, p90, mx, tp50);
 	}
 }
 
@@ -426,7 +436,7 @@ void ls_report_text_print(FILE *rout, struct ls_report_text *t, struct ls_analys
 	}
 	gpu_summary(rout, tl, span_ns);
 	per_client(rout, t);
-	per_server(rout, t);
+	per_server(rout, t, tl);
 	if (cst->retrans_unattributed)
 		fprintf(rout, "  %llu retransmitted segments on connections that carried no request\n",
 		       (unsigned long long)cst->retrans_unattributed);
