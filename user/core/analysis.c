@@ -230,17 +230,111 @@ static uint64_t absdiff(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
+/* The waiting requests indexed for pairing, so a batch costs O(n log n),
+ * not O(k n): by X-Request-Id, by the traceparent's trace id (hashed:
+ * every hit is checked whole), by connection, and by the proxy connection
+ * an inner hop names (peer_conn). Entries sort by key, then pend order. */
+enum { IX_ID, IX_TRACE, IX_CONN, IX_PEER, IX_N };
+struct hop_ix {
+	uint64_t key;
+	size_t j; /* from p0 */
+};
+struct hop_index {
+	struct hop_ix *v[IX_N];
+	size_t n[IX_N];
+};
+
+static uint64_t fnv(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n && s[i]; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h | 1; /* never 0: 0 is "no key" */
+}
+
+static uint64_t ix_key(const struct ls_request *r, int kind)
+{
+	switch (kind) {
+	case IX_ID:
+		return r->x_request_id[0] ? fnv(r->x_request_id, sizeof(r->x_request_id)) : 0;
+	case IX_TRACE:
+		return strlen(r->traceparent) >= 35 ? fnv(r->traceparent + 3, 32) : 0;
+	case IX_CONN:
+		return r->conn_id;
+	default:
+		return r->peer_conn;
+	}
+}
+
+static int ix_cmp(const void *x, const void *y)
+{
+	const struct hop_ix *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->j > b->j) - (a->j < b->j);
+}
+
+static void index_build(const struct ls_analysis *a, struct hop_index *ix)
+{
+	size_t n = a->np - a->p0;
+
+	for (int kind = 0; kind < IX_N; kind++) {
+		ix->n[kind] = 0;
+		if (!(ix->v[kind] = malloc((n ? n : 1) * sizeof(struct hop_ix))))
+			abort();
+		for (size_t j = 0; j < n; j++) {
+			uint64_t key = ix_key(&a->pend[a->p0 + j], kind);
+			if (key)
+				ix->v[kind][ix->n[kind]++] = (struct hop_ix){key, j};
+		}
+		qsort(ix->v[kind], ix->n[kind], sizeof(struct hop_ix), ix_cmp);
+	}
+}
+
+static void index_free(struct hop_index *ix)
+{
+	for (int kind = 0; kind < IX_N; kind++)
+		free(ix->v[kind]);
+}
+
+/* The entries of key (none for key 0): [*lo, return). */
+static size_t index_range(const struct hop_index *ix, int kind, uint64_t key, size_t *lo)
+{
+	const struct hop_ix *v = ix->v[kind];
+	size_t l = 0, h = ix->n[kind];
+
+	while (l < h) {
+		size_t m = (l + h) / 2;
+		if (v[m].key < key)
+			l = m + 1;
+		else
+			h = m;
+	}
+	*lo = l;
+	if (!key)
+		return l;
+	while (h < ix->n[kind] && v[h].key == key)
+		h++;
+	return h;
+}
+
 /* Pairing by the connection: among the requests of the process whose
  * upstream connection request i (of pend[p0]) came in on, on the
  * connection it passed i's response on to (when the capture tells), the
  * one whose read and end lie nearest i's start and end. */
-static size_t hop_by_conn(struct ls_analysis *a, size_t i, const bool *taken)
+static size_t hop_by_conn(struct ls_analysis *a, const struct hop_index *ix, size_t i,
+			  const bool *taken)
 {
 	const struct ls_request *r = &a->pend[a->p0 + i];
-	size_t best = SIZE_MAX, n = a->np - a->p0;
+	size_t best = SIZE_MAX, n = a->np - a->p0, lo = 0, hi = n;
 	uint64_t best_d = UINT64_MAX, iend = ls_request_end(r);
 
-	for (size_t j = 0; j < n; j++) {
+	if (r->peer_conn) /* only that connection's requests */
+		hi = index_range(ix, IX_CONN, r->peer_conn, &lo);
+	for (size_t x = lo; x < hi; x++) {
+		size_t j = r->peer_conn ? ix->v[IX_CONN][x].j : x;
 		const struct ls_request *o = &a->pend[a->p0 + j];
 		if (j == i || taken[j] || o->pid != r->peer_pid || !hop_inside(o, r) ||
 		    hop_find(a, o->id) || (r->peer_conn && o->conn_id != r->peer_conn))
@@ -256,7 +350,7 @@ static size_t hop_by_conn(struct ls_analysis *a, size_t i, const bool *taken)
 
 /* For each of the k requests from pend[p0], the pend index of the proxy's
  * request it is the inner hop of, or SIZE_MAX. */
-static void hop_pairs(struct ls_analysis *a, size_t k, size_t *outer)
+static void hop_pairs(struct ls_analysis *a, const struct hop_index *ix, size_t k, size_t *outer)
 {
 	size_t n = a->np - a->p0;
 	bool *taken = calloc(n ? n : 1, 1);
@@ -268,13 +362,19 @@ static void hop_pairs(struct ls_analysis *a, size_t k, size_t *outer)
 		size_t best = SIZE_MAX;
 		outer[i] = SIZE_MAX;
 		if (!a->pids_many || taken[i])
-			continue; /* one process served every request: no hop (O(k n) below) */
-		for (size_t j = 0; best == SIZE_MAX && j < n && (r->x_request_id[0] || r->traceparent[0]); j++)
-			if (j != i && !taken[j] && hop_id(o = &a->pend[a->p0 + j], r) && hop_inside(o, r) &&
-			    !hop_find(a, o->id))
-				best = j;
+			continue; /* one process served every request: no hop */
+		/* by id: the first in pend order, of either key's entries */
+		for (int kind = IX_ID; kind <= IX_TRACE; kind++) {
+			size_t lo, hi = index_range(ix, kind, ix_key(r, kind), &lo);
+			for (size_t x = lo; x < hi && ix->v[kind][x].j < best; x++) {
+				size_t j = ix->v[kind][x].j;
+				if (j != i && !taken[j] && hop_id(o = &a->pend[a->p0 + j], r) &&
+				    hop_inside(o, r) && !hop_find(a, o->id))
+					best = j;
+			}
+		}
 		if (best == SIZE_MAX && r->peer_pid)
-			best = hop_by_conn(a, i, taken);
+			best = hop_by_conn(a, ix, i, taken);
 		if (best != SIZE_MAX) {
 			taken[best] = true;
 			outer[i] = a->p0 + best;
@@ -292,24 +392,45 @@ static void hop_pairs(struct ls_analysis *a, size_t k, size_t *outer)
 
 static size_t hop_hold(struct ls_analysis *a, size_t k)
 {
-	size_t n = a->np - a->p0;
+	struct hop_index ix;
+	size_t n = a->np - a->p0, hold = k;
+	bool behind = k < n; /* requests wait behind the batch */
 
 	if (!a->pids_many)
 		return k;
-	for (size_t i = 0; i < k; i++) {
+	if (behind)
+		index_build(a, &ix);
+	for (size_t i = 0; i < k && hold == k; i++) {
 		const struct ls_request *o = &a->pend[a->p0 + i];
 		if (last_mark(o) + GRACE_NS + HOP_HOLD_NS <= a->now)
 			continue;
-		if (ls_corr_open_hop(a->corr, o, true))
-			return i;
-		for (size_t j = k; j < n; j++) {
-			const struct ls_request *r = &a->pend[a->p0 + j];
-			if (hop_inside(o, r) &&
-			    (hop_id(o, r) || (r->peer_pid == o->pid && (!r->peer_conn || r->peer_conn == o->conn_id))))
-				return i;
+		if (ls_corr_open_hop(a->corr, o, true)) {
+			hold = i;
+			break;
+		}
+		if (!behind)
+			continue;
+		/* an inner hop behind the batch: same id, or it names o's
+		 * connection (an inner hop that names none pairs by time) */
+		for (int kind = IX_ID; kind <= IX_PEER && hold == k; kind++) {
+			uint64_t key = kind == IX_PEER ? o->conn_id : ix_key(o, kind);
+			size_t lo, hi;
+			if (kind == IX_CONN)
+				continue;
+			hi = index_range(&ix, kind, key, &lo);
+			for (size_t x = lo; x < hi; x++) {
+				const struct ls_request *r = &a->pend[a->p0 + ix.v[kind][x].j];
+				if (ix.v[kind][x].j >= k && hop_inside(o, r) &&
+				    (kind == IX_PEER ? r->peer_pid == o->pid : hop_id(o, r))) {
+					hold = i;
+					break;
+				}
+			}
 		}
 	}
-	return k;
+	if (behind)
+		index_free(&ix);
+	return hold;
 }
 
 /* Hands k attributed requests to the sinks (provisional ones only to
@@ -377,7 +498,15 @@ static void attribute_batch(struct ls_analysis *a, size_t k)
 	if (!join || !outer || !ix || !tmp || !jt || !is_outer)
 		abort();
 	ls_timeline_build(a->tl);
-	hop_pairs(a, k, outer);
+	if (a->pids_many) {
+		struct hop_index ix;
+		index_build(a, &ix);
+		hop_pairs(a, &ix, k, outer);
+		index_free(&ix);
+	} else {
+		for (size_t i = 0; i < k; i++)
+			outer[i] = SIZE_MAX;
+	}
 	/* The engine's requests go to the hop that read them: a proxy's
 	 * request (the outer hop of one here, or of one held) joins last. */
 	for (size_t i = 0; i < k; i++) {
