@@ -337,7 +337,7 @@ static size_t hop_by_conn(struct ls_analysis *a, const struct hop_index *ix, siz
 		size_t j = r->peer_conn ? ix->v[IX_CONN][x].j : x;
 		const struct ls_request *o = &a->pend[a->p0 + j];
 		if (j == i || taken[j] || o->pid != r->peer_pid || !hop_inside(o, r) ||
-		    hop_find(a, o->id) || (r->peer_conn && o->conn_id != r->peer_conn))
+		    hop_find(a, o->id))
 			continue;
 		uint64_t d = absdiff(o->t_read, r->t_start) + absdiff(ls_request_end(o), iend);
 		if (d < best_d) {
@@ -485,30 +485,18 @@ static void tell(struct ls_analysis *a, const struct ls_request *b, size_t k,
 	}
 }
 
-/* Attributes the first k waiting requests and hands them to the sinks. */
-static void attribute_batch(struct ls_analysis *a, size_t k)
+/* The engine's requests go to the hop that read them: the batch's proxy
+ * requests (the outer hop of one here, or of one held) join last. */
+static void join_hops_last(struct ls_analysis *a, struct ls_request *b, size_t k,
+			   const size_t *outer, struct ls_engine_join *join)
 {
-	struct ls_request *b = a->pend + a->p0;
-	struct ls_engine_join *join = calloc(k, sizeof(*join));
-	size_t *outer = malloc(k * sizeof(*outer)), *ix = malloc(k * sizeof(*ix)), n = 0;
+	size_t *ix = malloc(k * sizeof(*ix)), n = 0;
 	struct ls_request *tmp = malloc(k * sizeof(*tmp));
 	struct ls_engine_join *jt = calloc(k, sizeof(*jt));
 	bool *is_outer = calloc(k, 1);
 
-	if (!join || !outer || !ix || !tmp || !jt || !is_outer)
+	if (!ix || !tmp || !jt || !is_outer)
 		abort();
-	ls_timeline_build(a->tl);
-	if (a->pids_many) {
-		struct hop_index ix;
-		index_build(a, &ix);
-		hop_pairs(a, &ix, k, outer);
-		index_free(&ix);
-	} else {
-		for (size_t i = 0; i < k; i++)
-			outer[i] = SIZE_MAX;
-	}
-	/* The engine's requests go to the hop that read them: a proxy's
-	 * request (the outer hop of one here, or of one held) joins last. */
 	for (size_t i = 0; i < k; i++) {
 		if (outer[i] != SIZE_MAX && outer[i] < a->p0 + k)
 			is_outer[outer[i] - a->p0] = true;
@@ -526,14 +514,37 @@ static void attribute_batch(struct ls_analysis *a, size_t k)
 	}
 	for (size_t x = 0; x < k; x++)
 		join[ix[x]] = jt[x];
-	tell(a, b, k, join, outer, true);
-	for (size_t i = 0; i < k; i++)
-		ls_request_release(&b[i]);
-	a->p0 += k;
 	free(is_outer);
 	free(jt);
 	free(tmp);
 	free(ix);
+}
+
+/* Attributes the first k waiting requests and hands them to the sinks. */
+static void attribute_batch(struct ls_analysis *a, size_t k)
+{
+	struct ls_request *b = a->pend + a->p0;
+	struct ls_engine_join *join = calloc(k, sizeof(*join));
+	size_t *outer = NULL;
+
+	if (!join)
+		abort();
+	ls_timeline_build(a->tl);
+	if (a->pids_many) { /* hops need two processes */
+		struct hop_index ix;
+		if (!(outer = malloc(k * sizeof(*outer))))
+			abort();
+		index_build(a, &ix);
+		hop_pairs(a, &ix, k, outer);
+		index_free(&ix);
+		join_hops_last(a, b, k, outer, join);
+	} else {
+		ls_timeline_join(a->tl, b, k, join);
+	}
+	tell(a, b, k, join, outer, true);
+	for (size_t i = 0; i < k; i++)
+		ls_request_release(&b[i]);
+	a->p0 += k;
 	free(outer);
 	free(join);
 }

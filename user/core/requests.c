@@ -1131,7 +1131,7 @@ static void note_upstream(struct conn *cn)
 /* An upstream connection's I/O: a request written on it starts a new
  * response; a response read, per thread: the served connection the thread
  * writes to next is where the proxy passes it on (its client's). */
-static void note_upstream_read(struct conn *cn, const struct ls_ev_sock_io *e)
+static void note_upstream_io(struct conn *cn, const struct ls_ev_sock_io *e)
 {
 	struct ls_corr *c = cn->corr;
 	struct last_read *l;
@@ -1165,6 +1165,8 @@ static void note_forward(struct conn *cn, const struct ls_ev_sock_io *e)
 	struct last_read *l;
 	struct upstream_end *u;
 
+	if (!c->last_rd.n) /* no thread read a response upstream: every I/O of a plain server */
+		return;
 	if (!e->h.tid || e->dir != LS_IO_OUT || !e->bytes || !(l = ls_idmap_get(&c->last_rd, e->h.tid)) ||
 	    !l->slot || c->nup - l->slot >= UPSTREAM_ENDS || l->ts > e->h.ts ||
 	    e->h.ts - l->ts > 1000000000ull)
@@ -1306,7 +1308,7 @@ static void on_io(struct conn *cn, const struct ls_ev_sock_io *e)
 		plain_anchor(cn, e);
 	}
 	if (is_upstream(cn, e)) {
-		note_upstream_read(cn, e);
+		note_upstream_io(cn, e);
 		return;
 	}
 	note_forward(cn, e);
