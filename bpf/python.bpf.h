@@ -4,8 +4,8 @@
  * state (as py-spy and the OpenTelemetry profiler do), for a process user
  * space found an interpreter in and filled py_procs for: runtime ->
  * interpreters.head -> threads (the one whose native_thread_id is this
- * thread) -> cframe -> current_frame -> previous... Each frame gives its code
- * object and last instruction; names and lines are read by user space at the
+ * thread) -> cframe -> current_frame (3.13+: current_frame) -> previous...
+ * Each frame gives its code object and last instruction; names and lines are read by user space at the
  * end of record, while the process lives. No frame pointers, no -X perf, no
  * restart. Included by the objects that take stacks (maps shared by name).
  */
@@ -95,22 +95,28 @@ static long py_walk_step(__u32 i, void *arg)
 {
 	struct py_walk *w = arg;
 	const struct ls_py_proc *pp = w->pp;
-	__u64 code, instr, first, lasti;
+	__u64 fr = w->fr, code, instr, first, lasti;
 
-	if (!w->fr) /* bpf_loop stops at LS_PY_MAX_FRAMES; i is masked below */
+	if (!fr || w->n >= LS_PY_MAX_FRAMES)
 		return 1;
-	code = py_read(w->fr + pp->fr_code);
+	/* 3.14+ keeps the executable as a tagged reference: objects are
+	 * 8-aligned, so the low bits are the tag (a plain pointer's are 0) */
+	code = py_read(fr + pp->fr_code) & ~7ull;
 	if (!code)
 		return 1;
-	instr = py_read(w->fr + pp->fr_instr);
+	w->fr = py_read(fr + pp->fr_prev);
+	/* an entry frame (3.12+: the C stack's shim, executable None) names
+	 * no Python code: skipped */
+	if (pp->code_type && py_read(code + pp->ob_type) != pp->code_type)
+		return 0;
+	instr = py_read(fr + pp->fr_instr);
 	first = code + pp->co_code;
 	lasti = instr > first ? (instr - first) / 2 : 0;
-	struct ls_py_frame *f = &w->e->f[i & (LS_PY_MAX_FRAMES - 1)];
+	struct ls_py_frame *f = &w->e->f[w->n & (LS_PY_MAX_FRAMES - 1)];
 	f->code = code;
 	f->lasti = lasti < 0xfffd ? (__u32)lasti : 0xfffd;
 	f->pad = 0;
-	w->n = i + 1;
-	w->fr = py_read(w->fr + pp->fr_prev);
+	w->n++;
 	return 0;
 }
 
@@ -133,8 +139,11 @@ static __always_inline void py_emit(const struct ls_hdr *like, __u32 kind)
 	t = py_tstate(pp, tid);
 	if (!t)
 		return;
-	w.fr = py_read(py_read(t + pp->ts_cframe) + pp->cf_frame);
-	bpf_loop(LS_PY_MAX_FRAMES, py_walk_step, &w, 0);
+	w.fr = py_read(t + pp->ts_cframe);
+	if (!(pp->flags & LS_PY_NO_CFRAME))
+		w.fr = py_read(w.fr + pp->cf_frame);
+	/* entry frames are skipped, so a few more steps than frames kept */
+	bpf_loop(LS_PY_MAX_FRAMES + LS_PY_MAX_FRAMES / 2, py_walk_step, &w, 0);
 	__u32 n = w.n;
 	asm volatile("" : "+r"(n)); /* the bound below is on this register */
 	if (!n || n > LS_PY_MAX_FRAMES)

@@ -461,14 +461,18 @@ struct ls_py_proc {
 	__u16 threads_head; /* PyInterpreterState.threads.head */
 	__u16 ts_next;      /* PyThreadState.next */
 	__u16 ts_tid;       /* PyThreadState.native_thread_id */
-	__u16 ts_cframe;    /* PyThreadState.cframe */
+	__u16 ts_cframe;    /* PyThreadState.cframe (current_frame, LS_PY_NO_CFRAME) */
 	__u16 cf_frame;     /* _PyCFrame.current_frame */
-	__u16 fr_code;      /* _PyInterpreterFrame.f_code */
+	__u16 fr_code;      /* _PyInterpreterFrame.f_code (f_executable: 3.14+ tags its low bits) */
 	__u16 fr_prev;      /* _PyInterpreterFrame.previous */
-	__u16 fr_instr;     /* _PyInterpreterFrame.prev_instr */
+	__u16 fr_instr;     /* _PyInterpreterFrame.prev_instr (instr_ptr, 3.13+) */
 	__u16 co_code;      /* PyCodeObject.co_code_adaptive */
-	__u32 pad;
+	__u16 ob_type;      /* PyObject.ob_type */
+	__u16 flags;        /* LS_PY_* below */
+	__u64 code_type;    /* &PyCode_Type: a frame whose executable is not a code
+			     * object (3.12+'s entry frames) is skipped; 0: no check */
 };
+#define LS_PY_NO_CFRAME 1 /* 3.13+: ts_cframe is PyThreadState.current_frame itself */
 
 /* ---- side records written by user space ---- */
 

@@ -19,9 +19,7 @@
 #include "pycode.h"
 
 /* A CPython version's layout: what the BPF walker follows, and the code
- * and string objects' fields user space reads to name a frame. Offsets from
- * the interpreter's own headers (Include/internal, Py_BUILD_CORE); the
- * version test checks them against the headers when they are installed. */
+ * and string objects' fields user space reads to name a frame. */
 struct py_layout {
 	int major, minor;
 	struct ls_py_proc walk;
@@ -30,17 +28,76 @@ struct py_layout {
 	__u16 bytes_size, bytes_data;                           /* PyBytesObject */
 };
 
-static const struct py_layout layouts[] = {
-	{3, 11,
-	 {.interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_tid = 160, .ts_cframe = 56,
-	  .cf_frame = 8, .fr_code = 32, .fr_prev = 48, .fr_instr = 56, .co_code = 184},
-	 112, 128, 72, 136, 16, 32, 48, 72, 16, 32},
+/* 3.11 has no debug offsets: its offsets from the interpreter's own headers
+ * (Include/internal, Py_BUILD_CORE); the version test checks them against
+ * the headers when they are installed. */
+static const struct py_layout layout_311 = {
+	3, 11,
+	{.interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_tid = 160, .ts_cframe = 56,
+	 .cf_frame = 8, .fr_code = 32, .fr_prev = 48, .fr_instr = 56, .co_code = 184, .ob_type = 8},
+	112, 128, 72, 136, 16, 32, 48, 72, 16, 32,
 };
+
+/* 3.13 on: the interpreter states its own layout in _Py_DebugOffsets, the
+ * first member of _PyRuntime (for debuggers and profilers: PEP 768's
+ * remote debugging reads it too), so no offset of CPython's structures is
+ * kept here. What is kept is where, in that struct of uint64_t fields, each
+ * field we use sits: the struct gains members between minor versions (its
+ * definition: Include/internal/pycore_runtime.h in 3.13,
+ * pycore_debug_offsets.h from 3.14). Indices count 8-byte fields from the
+ * cookie; `size` fields are the structures' sizes, used to check the rest. */
+enum {
+	DO_VERSION, DO_FREE_THREADED,
+	DO_RT_SIZE, DO_INTERP_HEAD,
+	DO_IS_SIZE, DO_THREADS_HEAD,
+	DO_TS_SIZE, DO_TS_NEXT, DO_TS_FRAME, DO_TS_TID,
+	DO_FR_SIZE, DO_FR_PREV, DO_FR_EXEC, DO_FR_INSTR,
+	DO_CO_SIZE, DO_CO_FILENAME, DO_CO_QUALNAME, DO_CO_LINETABLE, DO_CO_FIRSTLINENO, DO_CO_CODE,
+	DO_OB_TYPE,
+	DO_BY_SIZE, DO_BY_OB_SIZE, DO_BY_SVAL,
+	DO_UN_SIZE, DO_UN_STATE, DO_UN_LENGTH, DO_UN_ASCII_SIZE, DO_UN_COMPACT_SIZE,
+	DO_N
+};
+
+struct py_debug_map {
+	int minor;
+	unsigned char at[DO_N]; /* field index in _Py_DebugOffsets; 0: absent */
+};
+
+static const struct py_debug_map debug_maps[] = {
+	{13, {[DO_VERSION] = 1, [DO_FREE_THREADED] = 2, [DO_RT_SIZE] = 3, [DO_INTERP_HEAD] = 5,
+	      [DO_IS_SIZE] = 6, [DO_THREADS_HEAD] = 9,
+	      [DO_TS_SIZE] = 19, [DO_TS_NEXT] = 21, [DO_TS_FRAME] = 23, [DO_TS_TID] = 25,
+	      [DO_FR_SIZE] = 28, [DO_FR_PREV] = 29, [DO_FR_EXEC] = 30, [DO_FR_INSTR] = 31,
+	      [DO_CO_SIZE] = 34, [DO_CO_FILENAME] = 35, [DO_CO_QUALNAME] = 37, [DO_CO_LINETABLE] = 38,
+	      [DO_CO_FIRSTLINENO] = 39, [DO_CO_CODE] = 43, [DO_OB_TYPE] = 45,
+	      [DO_BY_SIZE] = 64, [DO_BY_OB_SIZE] = 65, [DO_BY_SVAL] = 66,
+	      [DO_UN_SIZE] = 67, [DO_UN_STATE] = 68, [DO_UN_LENGTH] = 69, [DO_UN_ASCII_SIZE] = 70}},
+	{14, {[DO_VERSION] = 1, [DO_FREE_THREADED] = 2, [DO_RT_SIZE] = 3, [DO_INTERP_HEAD] = 5,
+	      [DO_IS_SIZE] = 6, [DO_THREADS_HEAD] = 9,
+	      [DO_TS_SIZE] = 22, [DO_TS_NEXT] = 24, [DO_TS_FRAME] = 26, [DO_TS_TID] = 28,
+	      [DO_FR_SIZE] = 31, [DO_FR_PREV] = 32, [DO_FR_EXEC] = 33, [DO_FR_INSTR] = 34,
+	      [DO_CO_SIZE] = 39, [DO_CO_FILENAME] = 40, [DO_CO_QUALNAME] = 42, [DO_CO_LINETABLE] = 43,
+	      [DO_CO_FIRSTLINENO] = 44, [DO_CO_CODE] = 48, [DO_OB_TYPE] = 51,
+	      [DO_BY_SIZE] = 74, [DO_BY_OB_SIZE] = 75, [DO_BY_SVAL] = 76,
+	      [DO_UN_SIZE] = 77, [DO_UN_STATE] = 78, [DO_UN_LENGTH] = 79, [DO_UN_ASCII_SIZE] = 80}},
+	{15, {[DO_VERSION] = 1, [DO_FREE_THREADED] = 2, [DO_RT_SIZE] = 3, [DO_INTERP_HEAD] = 5,
+	      [DO_IS_SIZE] = 6, [DO_THREADS_HEAD] = 9,
+	      [DO_TS_SIZE] = 22, [DO_TS_NEXT] = 24, [DO_TS_FRAME] = 26, [DO_TS_TID] = 31,
+	      [DO_FR_SIZE] = 39, [DO_FR_PREV] = 40, [DO_FR_EXEC] = 41, [DO_FR_INSTR] = 42,
+	      [DO_CO_SIZE] = 47, [DO_CO_FILENAME] = 48, [DO_CO_QUALNAME] = 50, [DO_CO_LINETABLE] = 51,
+	      [DO_CO_FIRSTLINENO] = 52, [DO_CO_CODE] = 56, [DO_OB_TYPE] = 59,
+	      [DO_BY_SIZE] = 86, [DO_BY_OB_SIZE] = 87, [DO_BY_SVAL] = 88,
+	      [DO_UN_SIZE] = 89, [DO_UN_STATE] = 90, [DO_UN_LENGTH] = 91, [DO_UN_ASCII_SIZE] = 92,
+	      [DO_UN_COMPACT_SIZE] = 93}},
+};
+#define DO_MAX_FIELDS 96 /* fields read: past every index above */
 
 struct py_pid {
 	pid_t pid;
-	int layout; /* index in layouts, -1: not an interpreter we walk */
-	bool has_state; /* codes or seen frames of it are held (dropped at its exit) */
+	bool walked;          /* L holds its interpreter's layout */
+	bool has_state;       /* codes or seen frames of it are held (dropped at its exit) */
+	struct py_layout L;
 };
 
 /* What a traced process can make the recorder hold is bounded (its code
@@ -153,7 +210,7 @@ static int interp_minor(const char *path)
 }
 
 struct elf_syms {
-	__u64 runtime, version; /* symbol values, 0: absent */
+	__u64 runtime, version, code_type; /* symbol values, 0: absent */
 	__u64 vaddr0;           /* the first PT_LOAD's page-aligned address */
 };
 
@@ -196,8 +253,10 @@ static int elf_lookup(int fd, struct elf_syms *out)
 				out->runtime = s.st_value;
 			else if (!strcmp(n, "Py_Version"))
 				out->version = s.st_value;
+			else if (!strcmp(n, "PyCode_Type"))
+				out->code_type = s.st_value;
 		}
-		if (out->runtime)
+		if (out->runtime && out->code_type)
 			break;
 	}
 	rc = out->runtime ? 0 : -1;
@@ -213,8 +272,103 @@ static struct py_pid *pid_slot(struct ls_py *p, pid_t pid)
 		if (p->pids[i].pid == pid)
 			return &p->pids[i];
 	GROW(p->pids, p->npids, p->cappids);
-	p->pids[p->npids] = (struct py_pid){pid, -1};
+	p->pids[p->npids] = (struct py_pid){.pid = pid};
 	return &p->pids[p->npids++];
+}
+
+/* A field of the debug offsets as a layout offset: within its structure
+ * (the structure's size as stated) and small enough for the walker's
+ * 16-bit offsets. */
+static bool debug_field(const __u64 *d, const struct py_debug_map *m, int field, int size, __u16 *out)
+{
+	__u64 v = d[m->at[field]], sz = d[m->at[size]];
+
+	if (!m->at[field] || !m->at[size] || sz > 0xffffffu || v + 8 > sz || v > 0xfff0)
+		return false;
+	*out = (__u16)v;
+	return true;
+}
+
+/* Fills L from the _Py_DebugOffsets at `at` in the process (the start of
+ * _PyRuntime, 3.13+). NULL when it is whole and checked, else why not. */
+static const char *layout_from_debug(pid_t pid, __u64 at, int minor, struct py_layout *L)
+{
+	__u64 d[DO_MAX_FIELDS];
+	const struct py_debug_map *m = NULL;
+
+	for (size_t i = 0; i < sizeof(debug_maps) / sizeof(debug_maps[0]); i++)
+		if (debug_maps[i].minor == minor)
+			m = &debug_maps[i];
+	if (!m)
+		return "the layout of its debug offsets is not known";
+	if (!read_mem(pid, at, d, sizeof(d)))
+		return "its _PyRuntime could not be read";
+	if (memcmp(d, "xdebugpy", 8))
+		return "its _PyRuntime does not begin with the debug offsets' cookie";
+	__u64 v = d[m->at[DO_VERSION]];
+	if (v >> 24 != 3 || (int)(v >> 16 & 0xff) != minor)
+		return "its debug offsets state another version";
+	if (d[m->at[DO_FREE_THREADED]])
+		return "a free-threaded build (no GIL), whose frames and strings are laid out apart";
+
+	memset(L, 0, sizeof(*L));
+	L->major = 3;
+	L->minor = minor;
+	struct ls_py_proc *w = &L->walk;
+	__u16 asz = 0, usz = 0;
+	bool ok = debug_field(d, m, DO_INTERP_HEAD, DO_RT_SIZE, &w->interp_head) &&
+		  debug_field(d, m, DO_THREADS_HEAD, DO_IS_SIZE, &w->threads_head) &&
+		  debug_field(d, m, DO_TS_NEXT, DO_TS_SIZE, &w->ts_next) &&
+		  debug_field(d, m, DO_TS_FRAME, DO_TS_SIZE, &w->ts_cframe) &&
+		  debug_field(d, m, DO_TS_TID, DO_TS_SIZE, &w->ts_tid) &&
+		  debug_field(d, m, DO_FR_PREV, DO_FR_SIZE, &w->fr_prev) &&
+		  debug_field(d, m, DO_FR_EXEC, DO_FR_SIZE, &w->fr_code) &&
+		  debug_field(d, m, DO_FR_INSTR, DO_FR_SIZE, &w->fr_instr) &&
+		  debug_field(d, m, DO_CO_CODE, DO_CO_SIZE, &w->co_code) &&
+		  debug_field(d, m, DO_CO_FILENAME, DO_CO_SIZE, &L->co_filename) &&
+		  debug_field(d, m, DO_CO_QUALNAME, DO_CO_SIZE, &L->co_qualname) &&
+		  debug_field(d, m, DO_CO_FIRSTLINENO, DO_CO_SIZE, &L->co_firstlineno) &&
+		  debug_field(d, m, DO_CO_LINETABLE, DO_CO_SIZE, &L->co_linetable) &&
+		  debug_field(d, m, DO_BY_OB_SIZE, DO_BY_SIZE, &L->bytes_size) &&
+		  debug_field(d, m, DO_UN_STATE, DO_UN_SIZE, &L->str_state) &&
+		  debug_field(d, m, DO_UN_LENGTH, DO_UN_SIZE, &L->str_length) &&
+		  debug_field(d, m, DO_UN_ASCII_SIZE, DO_UN_SIZE, &asz);
+	/* ob_sval and the ASCII data start where their structures end */
+	__u64 sval = d[m->at[DO_BY_SVAL]], ob_type = d[m->at[DO_OB_TYPE]];
+	usz = (__u16)(m->at[DO_UN_COMPACT_SIZE] ? d[m->at[DO_UN_COMPACT_SIZE]] : asz + 16u);
+	if (!ok || sval > d[m->at[DO_BY_SIZE]] || sval > 0xfff0 || ob_type > 64 || !asz || asz > 0x1000 ||
+	    usz < asz || usz > 0x1000)
+		return "its debug offsets are out of range";
+	L->bytes_data = (__u16)sval;
+	w->ob_type = (__u16)ob_type;
+	L->ascii_data = asz;
+	L->compact_data = usz;
+	w->flags = LS_PY_NO_CFRAME;
+	return NULL;
+}
+
+/* Once the interpreter runs, its thread list must hold this process's
+ * threads: the first few thread states' native ids are checked against
+ * /proc (an empty list, before start-up ends, cannot be checked). */
+static bool threads_fit(pid_t pid, const struct ls_py_proc *w)
+{
+	__u64 interp = 0, t = 0;
+	int seen = 0, fit = 0;
+
+	if (!read_mem(pid, w->runtime + w->interp_head, &interp, 8) || !interp ||
+	    !read_mem(pid, interp + w->threads_head, &t, 8))
+		return true;
+	for (; t && seen < 8; seen++) {
+		__u64 tid = 0;
+		char path[64];
+		if (!read_mem(pid, t + w->ts_tid, &tid, 8))
+			break;
+		snprintf(path, sizeof(path), "/proc/%d/task/%llu", pid, (unsigned long long)(__u32)tid);
+		fit += (__u32)tid && !access(path, F_OK);
+		if (!read_mem(pid, t + w->ts_next, &t, 8))
+			break;
+	}
+	return !seen || fit;
 }
 
 bool ls_py_detect(struct ls_py *p, pid_t pid)
@@ -246,7 +400,7 @@ bool ls_py_detect(struct ls_py *p, pid_t pid)
 	}
 	fclose(f);
 	struct py_pid *slot = pid_slot(p, pid);
-	slot->layout = -1;
+	slot->walked = false;
 	if (minor < 0)
 		return false;
 
@@ -260,24 +414,35 @@ bool ls_py_detect(struct ls_py *p, pid_t pid)
 	int major = 3;
 	if (es.version && read_mem(pid, bias + es.version, &ver, sizeof(ver)) && ver >> 24 == 3)
 		minor = (int)(ver >> 16 & 0xff);
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
-		if (layouts[i].major != major || layouts[i].minor != minor)
-			continue;
-		struct ls_py_proc pp = layouts[i].walk;
-		pp.runtime = bias + es.runtime;
-		if (p->set(p->set_ctx, (__u32)pid, &pp))
-			return false;
-		slot->layout = (int)i;
-		return true;
+	struct py_layout L;
+	const char *why = NULL;
+	if (minor == 11)
+		L = layout_311;
+	else if (minor >= 13)
+		why = layout_from_debug(pid, bias + es.runtime, minor, &L);
+	else
+		why = "no layout for it (3.12 and older have no debug offsets, and only 3.11's is checked)";
+	if (!why) {
+		L.walk.runtime = bias + es.runtime;
+		L.walk.code_type = es.code_type ? bias + es.code_type : 0;
+		if (!threads_fit(pid, &L.walk))
+			why = "its thread list does not hold its threads under the layout read";
 	}
-	if (minor < 32 && !(p->warned & 1u << minor)) {
-		p->warned |= 1u << minor;
-		fprintf(stderr,
-			"latsplit record: pid %d runs Python %d.%d: no frame layout for that version "
-			"(3.11 is known); its Python frames are not walked, native stacks still are\n",
-			pid, major, minor);
+	if (why) {
+		if (minor < 32 && !(p->warned & 1u << minor)) {
+			p->warned |= 1u << minor;
+			fprintf(stderr,
+				"latsplit record: pid %d runs Python %d.%d: %s; its Python frames are not "
+				"walked (3.11 and 3.13-3.15 are), native stacks still are\n",
+				pid, major, minor, why);
+		}
+		return false;
 	}
-	return false;
+	if (p->set(p->set_ctx, (__u32)pid, &L.walk))
+		return false;
+	slot->L = L;
+	slot->walked = true;
+	return true;
 }
 
 /* ---- the frames seen ---- */
@@ -428,7 +593,7 @@ static const struct py_layout *layout_of(struct ls_py *p, __u32 pid)
 {
 	for (size_t i = 0; i < p->npids; i++)
 		if ((__u32)p->pids[i].pid == pid)
-			return p->pids[i].layout >= 0 ? &layouts[p->pids[i].layout] : NULL;
+			return p->pids[i].walked ? &p->pids[i].L : NULL;
 	return NULL;
 }
 
