@@ -70,12 +70,14 @@ static long py_find_step(__u32 i, void *arg)
 	return 0;
 }
 
-static __always_inline __u64 py_tstate(const struct ls_py_proc *pp, __u32 tid)
+/* tid: the thread as the host numbers it (the cache's key); ns_tid: as its
+ * interpreter does (its pid namespace's) */
+static __always_inline __u64 py_tstate(const struct ls_py_proc *pp, __u32 tid, __u32 ns_tid)
 {
 	__u64 *cached = bpf_map_lookup_elem(&py_tstates, &tid);
-	struct py_find f = {.pp = pp, .tid = tid};
+	struct py_find f = {.pp = pp, .tid = ns_tid};
 
-	if (cached && *cached && (__u32)py_read(*cached + pp->ts_tid) == tid)
+	if (cached && *cached && (__u32)py_read(*cached + pp->ts_tid) == ns_tid)
 		return *cached;
 	f.t = py_read(py_read(pp->runtime + pp->interp_head) + pp->threads_head);
 	bpf_loop(PY_MAX_THREADS, py_find_step, &f, 0);
@@ -136,7 +138,15 @@ static __always_inline void py_emit(const struct ls_hdr *like, __u32 kind)
 	w.e = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!w.e)
 		return;
-	t = py_tstate(pp, tid);
+	__u32 ns_tid = tid;
+	if (pp->ns_ino) { /* a container's: the thread's id in its namespace */
+		struct bpf_pidns_info ns = {};
+		if ((__u32)bpf_get_current_pid_tgid() != tid ||
+		    bpf_get_ns_current_pid_tgid(pp->ns_dev, pp->ns_ino, &ns, sizeof(ns)))
+			return;
+		ns_tid = ns.pid;
+	}
+	t = py_tstate(pp, tid, ns_tid);
 	if (!t)
 		return;
 	w.fr = py_read(t + pp->ts_cframe);

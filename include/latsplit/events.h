@@ -61,6 +61,7 @@ enum ls_type {
 	LS_REC_SYM = 132,       /* a symbolized address (pid 0: kernel) */
 	LS_REC_MAPPING = 133,   /* an executable mapping of a process with stacks */
 	LS_REC_USTACK = 134,    /* a user stack unwound by DWARF CFI (record --call-graph dwarf) */
+	LS_REC_PROC_NS = 135,   /* a process's cgroup and namespaces (its container) */
 	LS_REC_MAX,
 };
 
@@ -471,6 +472,10 @@ struct ls_py_proc {
 	__u16 flags;        /* LS_PY_* below */
 	__u64 code_type;    /* &PyCode_Type: a frame whose executable is not a code
 			     * object (3.12+'s entry frames) is skipped; 0: no check */
+	/* a process in a pid namespace of its own (a container's): its
+	 * threads' native ids are that namespace's (nsfs dev and inode of
+	 * /proc/PID/ns/pid); 0: the recorder's namespace */
+	__u64 ns_dev, ns_ino;
 };
 #define LS_PY_NO_CFRAME 1 /* 3.13+: ts_cframe is PyThreadState.current_frame itself */
 
@@ -486,6 +491,21 @@ struct ls_rec_proc_info {
 	char exe[256];
 	/* char cmdline[cmdline_len]; */
 };
+
+/* Written beside each LS_REC_PROC_INFO: where the process lives. Variable
+ * size: the cgroup path follows, NUL-terminated (cgroup v2's "0::" line, or
+ * the first v1 line's path). */
+struct ls_rec_proc_ns {
+	struct ls_hdr h; /* pid = the process, as the host numbers it */
+	__u32 ns_pid;    /* its pid in its own (innermost) pid namespace */
+	__u32 flags;     /* LS_NS_* */
+	__u32 cgroup_len;
+	__u32 pad;
+	__u64 pidns, mntns; /* namespace inode numbers */
+	/* char cgroup[cgroup_len]; */
+};
+#define LS_NS_OWN_PID 1 /* a pid namespace other than the recorder's */
+#define LS_NS_OWN_MNT 2 /* a mount namespace other than the recorder's */
 
 /* Variable size: nips addresses follow, innermost first. */
 struct ls_rec_stack {

@@ -57,6 +57,7 @@ static const struct {
 	[LS_REC_SYM] = {"sym", sizeof(struct ls_rec_sym)},
 	[LS_REC_MAPPING] = {"mapping", sizeof(struct ls_rec_mapping)},
 	[LS_REC_PROC_INFO] = {"proc_info", sizeof(struct ls_rec_proc_info)},
+	[LS_REC_PROC_NS] = {"proc_ns", sizeof(struct ls_rec_proc_ns)},
 	[LS_REC_DROPS] = {"drops", sizeof(struct ls_rec_drops)},
 	[LS_REC_STATS] = {"stats", sizeof(struct ls_rec_stats)},
 };

@@ -17,6 +17,7 @@
 
 #include "latsplit/engine.h"
 #include "timeline.h"
+#include "container.h"
 
 
 #define BUSY_GAP_NS 20000 /* GPU spans closer than this form one busy period */
@@ -60,6 +61,8 @@ struct ls_timeline {
 		char comm[LS_COMM_LEN + 1];
 	} *comms;
 	size_t n_comms, cap_comms;
+	struct ls_proc_place *places; /* processes in a container (LS_REC_PROC_NS) */
+	size_t n_places, cap_places;
 	struct ls_spans raw[LS_L_N];        /* GPU spans as they came */
 	struct ls_spans uprobe_raw[LS_L_N]; /* used only without device records */
 	struct ls_spans layers[LS_L_N];     /* merged (ls_timeline_build) */
@@ -206,6 +209,48 @@ static void note_comm(struct ls_timeline *tl, uint32_t pid, const char *comm)
 	tl->comms[i].pid = pid;
 	memcpy(tl->comms[i].comm, comm, LS_COMM_LEN);
 	tl->comms[i].comm[LS_COMM_LEN] = '\0';
+}
+
+/* A process's container, from its newest LS_REC_PROC_NS; the host's
+ * processes are not kept. Bounded like the names. */
+static void note_place(struct ls_timeline *tl, const struct ls_rec_proc_ns *e)
+{
+	struct ls_container c;
+	char cg[1024];
+	size_t i = 0, n = e->cgroup_len;
+
+	if (n > e->h.size - sizeof(*e))
+		n = e->h.size - sizeof(*e);
+	if (n > sizeof(cg) - 1)
+		n = sizeof(cg) - 1;
+	memcpy(cg, e + 1, n);
+	cg[n] = '\0';
+	for (size_t k = 0; k < n && cg[k]; k++) /* text, whatever the file holds */
+		if ((unsigned char)cg[k] < 0x20 || (unsigned char)cg[k] >= 0x7f)
+			cg[k] = '?';
+	while (i < tl->n_places && tl->places[i].pid != e->h.pid)
+		i++;
+	if (!ls_container_name(cg, e->flags, e->pidns, &c)) {
+		if (i < tl->n_places) { /* it left its container (exec'd out): the host's now */
+			free(tl->places[i].cgroup);
+			tl->places[i] = tl->places[--tl->n_places];
+		}
+		return;
+	}
+	if (i == tl->n_places) {
+		if (tl->n_places >= 4096)
+			return;
+		GROW(tl->places, tl->n_places, tl->cap_places);
+		tl->places[tl->n_places++] = (struct ls_proc_place){.pid = e->h.pid};
+	}
+	struct ls_proc_place *p = &tl->places[i];
+	char *dup = strdup(cg);
+	if (!dup)
+		return;
+	free(p->cgroup);
+	p->cgroup = dup;
+	p->ns_pid = e->ns_pid;
+	p->c = c;
 }
 
 static void group_add(struct ls_timeline *tl, uint32_t tgid)
@@ -421,6 +466,9 @@ void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec)
 			group_add(tl, rec->pid);
 		if (rec->size >= sizeof(struct ls_rec_proc_info))
 			note_comm(tl, rec->pid, ((const struct ls_rec_proc_info *)rec)->comm);
+		break;
+	case LS_REC_PROC_NS:
+		note_place(tl, (const void *)rec);
 		break;
 	case LS_EV_PROC_FORK: {
 		const struct ls_ev_proc_fork *e = (const void *)rec;
@@ -654,6 +702,14 @@ const char *ls_timeline_gpu_source(const struct ls_timeline *tl)
 	return "none";
 }
 
+const struct ls_proc_place *ls_timeline_place(const struct ls_timeline *tl, uint32_t pid)
+{
+	for (size_t i = 0; tl && i < tl->n_places; i++)
+		if (tl->places[i].pid == pid)
+			return &tl->places[i];
+	return NULL;
+}
+
 const char *ls_timeline_comm(const struct ls_timeline *tl, uint32_t pid)
 {
 	for (size_t i = 0; tl && i < tl->n_comms; i++)
@@ -852,6 +908,9 @@ void ls_timeline_free(struct ls_timeline *tl)
 	if (!tl)
 		return;
 	free(tl->comms);
+	for (size_t i = 0; i < tl->n_places; i++)
+		free(tl->places[i].cgroup);
+	free(tl->places);
 	free(tl->threads);
 	free(tl->oncpu);
 	free(tl->runnable);

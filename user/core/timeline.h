@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "container.h"
 #include "latsplit/events.h"
 #include "quant.h"
 #include "requests.h"
@@ -92,6 +94,15 @@ void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, s
 /* After the last record: counts the run-queue waits still kept. */
 void ls_timeline_close(struct ls_timeline *tl);
 void ls_timeline_free(struct ls_timeline *tl);
+
+/* Where a process ran when it is a container's (its newest LS_REC_PROC_NS
+ * said so): its pid there and the container's name. */
+struct ls_proc_place {
+	uint32_t pid, ns_pid;
+	struct ls_container c;
+	char *cgroup;
+};
+const struct ls_proc_place *ls_timeline_place(const struct ls_timeline *tl, uint32_t pid);
 
 /* The merged spans of a layer (valid after finish). */
 const struct ls_spans *ls_timeline_layer(const struct ls_timeline *tl, enum ls_layer l);

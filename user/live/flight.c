@@ -258,10 +258,12 @@ static void keep_aside(struct ls_flight *f, const struct ls_hdr *rec)
 	struct conn_info *ci;
 
 	switch (rec->type) {
-	case LS_REC_PROC_INFO: {
+	case LS_REC_PROC_INFO:
+	case LS_REC_PROC_NS: { /* the newest of each kind per process */
+		uint64_t key = (uint64_t)rec->pid + 1 + (rec->type == LS_REC_PROC_NS ? 1ull << 32 : 0);
 		struct ls_hdr *c = copy_rec(rec);
-		free(ls_idmap_remove(&f->procs, (uint64_t)rec->pid + 1));
-		if (c && ls_idmap_put(&f->procs, (uint64_t)rec->pid + 1, c))
+		free(ls_idmap_remove(&f->procs, key));
+		if (c && ls_idmap_put(&f->procs, key, c))
 			free(c);
 		break;
 	}

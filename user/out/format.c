@@ -400,6 +400,17 @@ static bool body_meta(FILE *out, const struct ls_hdr *rec, bool json)
 		   "ppid=%u comm=%s exe=%s cmdline=%s", e->ppid, c1, exe, cmd);
 		break;
 	}
+	case LS_REC_PROC_NS: {
+		const struct ls_rec_proc_ns *e = (const void *)rec;
+		char cg[1024];
+		safe_str(cg, sizeof(cg), (const char *)(e + 1), rec->size - sizeof(*e));
+		KV(",\"ns_pid\":%u,\"own_pidns\":%s,\"own_mntns\":%s,\"pidns\":%llu,\"mntns\":%llu,"
+		   "\"cgroup\":\"%s\"",
+		   "ns_pid=%u own_pidns=%s own_mntns=%s pidns=%llu mntns=%llu cgroup=%s", e->ns_pid,
+		   e->flags & LS_NS_OWN_PID ? "true" : "false", e->flags & LS_NS_OWN_MNT ? "true" : "false",
+		   (unsigned long long)e->pidns, (unsigned long long)e->mntns, cg);
+		break;
+	}
 	case LS_REC_DROPS: {
 		const struct ls_rec_drops *e = (const void *)rec;
 		KV(",\"total\":%llu,\"ncpu\":%u,\"stack_errors\":%llu", "total=%llu ncpu=%u stack_errors=%llu",

@@ -24,10 +24,11 @@ struct client_stat {
 	struct ls_quant srtt;
 };
 
-/* One server: its address (unix sockets: "unix") and process. */
+/* One server: its address (unix sockets: "unix") and process; or one
+ * container (addr: its name, pid: the first of its processes seen). */
 struct server_stat {
 	char addr[136]; /* "ip:port", or "proxy > server" */
-	uint32_t pid;
+	uint32_t pid, ns_pid;
 	uint64_t requests;
 	struct ls_quant total, ttft;
 };
@@ -55,6 +56,8 @@ struct ls_report_text {
 	size_t nc, capc;
 	struct server_stat *ss;
 	size_t nss, capss;
+	struct server_stat *cts; /* per container (DESIGN §11) */
+	size_t ncts, capcts;
 	const struct ls_trust *trust;
 	size_t forwarded; /* requests counted under the client a proxy named */
 };
@@ -96,34 +99,56 @@ static void text_client(struct ls_report_text *t, const struct ls_request *r)
 		ls_quant_add(&t->cs[k].srtt, r->srtt_avg_us);
 }
 
+/* The entry of stats keyed by (name, pid; pid 0: any), added if new. */
+static struct server_stat *stat_of(struct server_stat **v, size_t *n, size_t *cap, const char *name,
+				   uint32_t pid)
+{
+	size_t k;
+
+	for (k = 0; k < *n && ((pid && (*v)[k].pid != pid) || strcmp((*v)[k].addr, name)); k++)
+		;
+	if (k == *n) {
+		GROW(*v, *n, *cap);
+		memset(&(*v)[k], 0, sizeof((*v)[k]));
+		snprintf((*v)[k].addr, sizeof((*v)[k].addr), "%s", name);
+		(*v)[k].pid = pid;
+		(*n)++;
+	}
+	return &(*v)[k];
+}
+
+static void stat_add(struct server_stat *v, const struct ls_split *s)
+{
+	v->requests++;
+	if (s->total != LS_NULL)
+		ls_quant_add(&v->total, s->total);
+	if (s->ttft != LS_NULL)
+		ls_quant_add(&v->ttft, s->ttft);
+}
+
 /* A request joined across a proxy counts under the server behind it,
- * named "proxy > server" (replicas behind one proxy part here). */
+ * named "proxy > server" (replicas behind one proxy part here). A request
+ * read in a container counts under it too. */
 static void text_server(struct ls_report_text *t, const struct ls_request *r,
-			const struct ls_request *inner, const struct ls_split *s)
+			const struct ls_request *inner, const struct ls_split *s,
+			const struct ls_timeline *tl)
 {
 	char addr[sizeof(t->ss[0].addr)];
 	uint32_t pid = inner ? inner->pid : r->pid;
-	size_t k;
 
 	if (inner)
 		snprintf(addr, sizeof(addr), "%s > %s", r->server[0] ? r->server : "?",
 			 inner->transport_unix ? "unix" : inner->server[0] ? inner->server : "?");
 	else
 		snprintf(addr, sizeof(addr), "%s", r->server[0] ? r->server : "?");
-	for (k = 0; k < t->nss && (t->ss[k].pid != pid || strcmp(t->ss[k].addr, addr)); k++)
-		;
-	if (k == t->nss) {
-		GROW(t->ss, t->nss, t->capss);
-		memset(&t->ss[k], 0, sizeof(t->ss[k]));
-		snprintf(t->ss[k].addr, sizeof(t->ss[k].addr), "%s", addr);
-		t->ss[k].pid = pid;
-		t->nss++;
+	stat_add(stat_of(&t->ss, &t->nss, &t->capss, addr, pid), s);
+	const struct ls_proc_place *pl = ls_timeline_place(tl, r->pid);
+	if (pl) {
+		struct server_stat *c = stat_of(&t->cts, &t->ncts, &t->capcts, pl->c.name, 0);
+		if (!c->pid)
+			c->pid = r->pid, c->ns_pid = pl->ns_pid;
+		stat_add(c, s);
 	}
-	t->ss[k].requests++;
-	if (s->total != LS_NULL)
-		ls_quant_add(&t->ss[k].total, s->total);
-	if (s->ttft != LS_NULL)
-		ls_quant_add(&t->ss[k].ttft, s->ttft);
 }
 
 static void text_slowest(struct ls_report_text *t, const struct ls_request *r, const struct ls_split *s)
@@ -174,7 +199,7 @@ static int text_request(void *ctx, const struct ls_request_view *vw)
 		}
 	text_slowest(t, r, s);
 	text_client(t, r);
-	text_server(t, r, vw->inner, s);
+	text_server(t, r, vw->inner, s, vw->tl);
 	return 0;
 }
 
@@ -192,6 +217,7 @@ void ls_report_text_free(struct ls_report_text *t)
 		ls_quant_free(&t->ss[k].ttft);
 	}
 	free(t->ss);
+	free(t->cts);
 	free(t->slow);
 	free(t);
 }
@@ -253,26 +279,34 @@ static void rank_ms(char *buf, size_t len, struct ls_quant *v, double q)
 		snprintf(buf, len, "%.3f", ls_quant_rank(v, (size_t)(v->count * q)) / 1e6);
 }
 
+/* A table of stats: each one's requests and latency. */
+static void stat_table(FILE *rout, const char *title, const char *what, struct server_stat *v,
+		       size_t n, const struct ls_timeline *tl)
+{
+	fprintf(rout, "\n%s (ms):\n  %-28s %8s %-15s %9s %10s %10s %10s %10s\n", title, what, "pid",
+		"comm", "requests", "total p50", "total p90", "total max", "ttft p50");
+	for (size_t k = 0; k < n; k++) {
+		char p50[24], p90[24], mx[24] = "-", tp50[24];
+		rank_ms(p50, sizeof(p50), &v[k].total, 0.5);
+		rank_ms(p90, sizeof(p90), &v[k].total, 0.9);
+		rank_ms(tp50, sizeof(tp50), &v[k].ttft, 0.5);
+		if (v[k].total.count)
+			snprintf(mx, sizeof(mx), "%.3f", v[k].total.max / 1e6);
+		const char *comm = ls_timeline_comm(tl, v[k].pid);
+		fprintf(rout, "  %-28s %8u %-15s %9llu %10s %10s %10s %10s\n", v[k].addr, v[k].pid,
+			comm ? comm : "-", (unsigned long long)v[k].requests, p50, p90, mx, tp50);
+	}
+}
+
 /* More than one server (replicas on several ports, several processes):
- * each one's requests and latency, so one slow replica shows. */
+ * each one's requests and latency, so one slow replica shows; likewise
+ * more than one container. */
 static void per_server(FILE *rout, struct ls_report_text *t, const struct ls_timeline *tl)
 {
-	if (t->nss < 2)
-		return;
-	fprintf(rout, "\nper server (ms):\n  %-28s %8s %-15s %9s %10s %10s %10s %10s\n", "server",
-		"pid", "comm", "requests", "total p50", "total p90", "total max", "ttft p50");
-	for (size_t k = 0; k < t->nss; k++) {
-		struct server_stat *v = &t->ss[k];
-		char p50[24], p90[24], mx[24] = "-", tp50[24];
-		rank_ms(p50, sizeof(p50), &v->total, 0.5);
-		rank_ms(p90, sizeof(p90), &v->total, 0.9);
-		rank_ms(tp50, sizeof(tp50), &v->ttft, 0.5);
-		if (v->total.count)
-			snprintf(mx, sizeof(mx), "%.3f", v->total.max / 1e6);
-		const char *comm = ls_timeline_comm(tl, v->pid);
-		fprintf(rout, "  %-28s %8u %-15s %9llu %10s %10s %10s %10s\n", v->addr, v->pid,
-			comm ? comm : "-", (unsigned long long)v->requests, p50, p90, mx, tp50);
-	}
+	if (t->nss >= 2)
+		stat_table(rout, "per server", "server", t->ss, t->nss, tl);
+	if (t->ncts >= 2)
+		stat_table(rout, "per container", "container", t->cts, t->ncts, tl);
 }
 
 static int by_ns_desc(const void *a, const void *b)
@@ -369,6 +403,16 @@ void ls_report_text_print(FILE *rout, struct ls_report_text *t, struct ls_analys
 	       "gpu: %s; scheduler: %s\n",
 	       t->n_events, t->n_inferred, t->n - t->n_events - t->n_inferred,
 	       ls_timeline_gpu_source(tl), ls_timeline_has_sched(tl) ? "yes" : "no");
+	size_t in_ct = 0;
+	for (size_t k = 0; k < t->ncts; k++)
+		in_ct += t->cts[k].requests;
+	for (size_t k = 0; k < t->ncts && t->ncts <= 8; k++)
+		fprintf(rout, "  container %s: %llu of %zu requests (pid %u, %u in its own namespace)\n",
+			t->cts[k].addr, (unsigned long long)t->cts[k].requests, t->n, t->cts[k].pid,
+			t->cts[k].ns_pid);
+	if (t->ncts > 8)
+		fprintf(rout, "  %zu containers served %zu of %zu requests (per container below)\n", t->ncts,
+			in_ct, t->n);
 	struct ls_runq *rq = ls_timeline_runq(tl);
 	size_t nq = rq->q.count;
 	if (nq)

@@ -53,6 +53,25 @@ static void hops(struct ls_jbuf *b, const struct ls_request *r, const struct ls_
 	ls_jb_str(b, "],");
 }
 
+/* "container":{...}, the container the process that read it ran in (DESIGN
+ * §11), null for the host's */
+static void container(struct ls_jbuf *b, const struct ls_timeline *tl, uint32_t pid)
+{
+	const struct ls_proc_place *p = ls_timeline_place(tl, pid);
+
+	if (!p) {
+		ls_jb_str(b, "\"container\":null,");
+		return;
+	}
+	ls_jb_str(b, "\"container\":{");
+	ls_jb_kv_str(b, "name", p->c.name, true);
+	ls_jb_kv_str(b, "runtime", p->c.runtime, true);
+	ls_jb_kv_str(b, "id", p->c.id, true);
+	ls_jb_kv_str(b, "cgroup", p->cgroup, true);
+	kv_num(b, "ns_pid", p->ns_pid, false);
+	ls_jb_str(b, "},");
+}
+
 void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_split *sp,
 		     const struct ls_engine_join *j, const struct ls_request *inner,
 		     const struct ls_timeline *tl, const struct ls_trust *trust)
@@ -71,6 +90,7 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 	ls_jb_str(b, "\",");
 	kv_num(b, "conn_id", r->conn_id, true);
 	kv_num(b, "pid", r->pid, true);
+	container(b, tl, r->pid);
 	ls_jb_kv_str(b, "method", r->method, true);
 	ls_jb_kv_str(b, "path", r->path, true);
 	if (r->status) {

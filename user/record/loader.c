@@ -44,27 +44,29 @@ struct ls_bpf {
 	struct net_bpf *net;
 	struct sock_bpf *sock;
 	struct engine_bpf *engine;
-	struct bpf_link *engine_links[64];
+	bool engine_ready; /* loaded: files attach as processes map them */
+	struct bpf_link *engine_links[10 * LS_PROBE_MAX_FILES];
 	int nengine_links;
-	char engine_paths[1024];
 	struct profile_bpf *profile;
 	struct bpf_link *sample_links[LS_MAX_CPUS];
 	int nsample_links;
 	struct gpu_bpf *gpu;
-	struct bpf_link *gpu_links[160];
+	bool gpu_ready;
+	struct bpf_link *gpu_links[60 * 4];
 	int ngpu_links;
-	char cuda_paths[1024];
 	struct bpf_link *sock_links[32];
 	int nsock_links;
-	/* TLS: 9 links per libssl file (5 entries, 4 returns), by dev/inode */
-	struct bpf_link *tls_links[9 * LS_TLS_MAX_FILES];
+	/* TLS: 9 links per libssl file (5 entries, 4 returns) */
+	struct bpf_link *tls_links[9 * LS_PROBE_MAX_FILES];
 	int ntls_links;
+	/* every file probes were tried on, by dev/inode, once each */
 	struct {
 		dev_t dev;
 		ino_t ino;
-	} tls_files[LS_TLS_MAX_FILES];
-	int ntls_files;
-	char tls_paths[1024];
+		enum ls_probe_kind kind;
+	} probe_files[LS_PROBE_MAX_FILES * LS_PROBE_KINDS];
+	int nprobe_files;
+	char probe_paths[LS_PROBE_KINDS][1024]; /* attached, ", "-separated */
 	struct ring_buffer *rb;
 	struct tp tps[MAX_TPS];
 	int ntps;
@@ -244,7 +246,8 @@ static void start_sock(struct ls_bpf *b)
 		b->sources |= LS_SRC_SOCK_IO;
 }
 
-int ls_bpf_tls_attach(struct ls_bpf *b, const char *path)
+/* The TLS uprobes on one libssl file: functions attached. */
+static int attach_tls(struct ls_bpf *b, const char *path)
 {
 	const struct {
 		struct bpf_program *enter;
@@ -255,20 +258,8 @@ int ls_bpf_tls_attach(struct ls_bpf *b, const char *path)
 		{b->sock->progs.ssl_write_enter, "SSL_write"},
 		{b->sock->progs.ssl_write_ex_enter, "SSL_write_ex"},
 	};
-	struct stat st;
 	int attached = 0;
 
-	if (!(b->sources & LS_SRC_SOCK_IO))
-		return -ENOTSUP;
-	if (stat(path, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode)) /* a path a traced process names: never a FIFO to block on */
-		return -EINVAL;
-	for (int i = 0; i < b->ntls_files; i++)
-		if (b->tls_files[i].dev == st.st_dev && b->tls_files[i].ino == st.st_ino)
-			return 0;
-	if (b->ntls_files == LS_TLS_MAX_FILES)
-		return -ENOSPC;
 	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = fns[f].fn);
 		LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = fns[f].fn, .retprobe = true);
@@ -292,58 +283,103 @@ int ls_bpf_tls_attach(struct ls_bpf *b, const char *path)
 		if (l)
 			b->tls_links[b->ntls_links++] = l;
 	}
-	b->tls_files[b->ntls_files].dev = st.st_dev;
-	b->tls_files[b->ntls_files].ino = st.st_ino;
-	b->ntls_files++; /* tried once, whatever came of it */
-	if (!attached)
-		return -ENOENT;
-	append_item(b->tls_paths, sizeof(b->tls_paths), "%s", path);
 	return attached;
 }
 
-const char *ls_bpf_tls_paths(const struct ls_bpf *b)
+/* The engine USDT probes (provider "latsplit") in one file: probes attached. */
+static int attach_engine(struct ls_bpf *b, const char *path)
 {
-	return b->tls_paths;
+	const int maxl = (int)(sizeof(b->engine_links) / sizeof(b->engine_links[0]));
+	struct bpf_program *p;
+	int attached = 0;
+
+	bpf_object__for_each_program(p, b->engine->obj) {
+		struct bpf_link *l;
+
+		if (b->nengine_links == maxl)
+			break;
+		l = bpf_program__attach_usdt(p, -1, path, "latsplit", bpf_program__name(p), NULL);
+		if (!l)
+			continue;
+		b->engine_links[b->nengine_links++] = l;
+		attached++;
+	}
+	return attached;
 }
 
-/* The engine domain: USDT probes in each given file, for every process. */
+static int attach_cuda(struct ls_bpf *b, const char *path);
+
+const char *const ls_probe_kind_name[LS_PROBE_KINDS] = {"TLS", "engine", "libcuda"};
+
+int ls_bpf_probe_file(struct ls_bpf *b, enum ls_probe_kind kind, const char *path)
+{
+	struct stat st;
+	int n;
+
+	if (kind >= LS_PROBE_KINDS)
+		return -EINVAL;
+	if (!(kind == LS_PROBE_TLS ? (b->sources & LS_SRC_SOCK_IO)
+				   : kind == LS_PROBE_ENGINE ? b->engine_ready : b->gpu_ready))
+		return -ENOTSUP;
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode)) /* a path a traced process names: never a FIFO to block on */
+		return -EINVAL;
+	for (int i = 0; i < b->nprobe_files; i++)
+		if (b->probe_files[i].dev == st.st_dev && b->probe_files[i].ino == st.st_ino &&
+		    b->probe_files[i].kind == kind)
+			return 0;
+	if (b->nprobe_files == (int)(sizeof(b->probe_files) / sizeof(b->probe_files[0])))
+		return -ENOSPC;
+	int per_kind = 0;
+	for (int i = 0; i < b->nprobe_files; i++)
+		per_kind += b->probe_files[i].kind == kind;
+	if (per_kind == LS_PROBE_MAX_FILES)
+		return -ENOSPC;
+	n = kind == LS_PROBE_TLS ? attach_tls(b, path)
+	    : kind == LS_PROBE_ENGINE ? attach_engine(b, path)
+				       : attach_cuda(b, path);
+	b->probe_files[b->nprobe_files].dev = st.st_dev;
+	b->probe_files[b->nprobe_files].ino = st.st_ino;
+	b->probe_files[b->nprobe_files].kind = kind;
+	b->nprobe_files++; /* tried once, whatever came of it */
+	if (!n)
+		return -ENOENT;
+	append_item(b->probe_paths[kind], sizeof(b->probe_paths[kind]), "%s", path);
+	if (kind == LS_PROBE_CUDA)
+		b->sources |= LS_SRC_GPU_UPROBE;
+	return n;
+}
+
+const char *ls_bpf_probe_paths(const struct ls_bpf *b, enum ls_probe_kind kind)
+{
+	return kind < LS_PROBE_KINDS ? b->probe_paths[kind] : "";
+}
+
+/* The engine domain: USDT probes in each given file, for every process
+ * that maps it, and in the files tracked processes map as they appear
+ * (ls_bpf_probe_file). */
 static void start_engine(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 {
-	struct bpf_program *p;
 	int e;
 
-	if (!opts->nengine_paths)
+	if (!opts->engine)
 		return;
 	e = engine_bpf__load(b->engine);
 	if (e) {
 		note_missing(b, "engine events (load: %s)", strerror(-e));
 		return;
 	}
-	for (int i = 0; i < opts->nengine_paths; i++) {
-		int attached = 0;
-
-		bpf_object__for_each_program(p, b->engine->obj) {
-			struct bpf_link *l;
-
-			if (b->nengine_links == (int)(sizeof(b->engine_links) / sizeof(b->engine_links[0])))
-				break;
-			l = bpf_program__attach_usdt(p, -1, opts->engine_paths[i], "latsplit",
-						     bpf_program__name(p), NULL);
-			if (!l)
-				continue;
-			b->engine_links[b->nengine_links++] = l;
-			attached++;
-		}
-		if (attached)
-			append_item(b->engine_paths, sizeof(b->engine_paths), "%s", opts->engine_paths[i]);
-	}
-	if (b->nengine_links)
-		b->sources |= LS_SRC_ENGINE;
+	b->engine_ready = true;
+	/* the probes are ready for any engine library a process maps */
+	b->sources |= LS_SRC_ENGINE;
+	for (int i = 0; i < opts->nengine_paths; i++)
+		ls_bpf_probe_file(b, LS_PROBE_ENGINE, opts->engine_paths[i]);
 }
 
-/* The libcuda uprobe fallback: each program pair on each symbol name the
- * driver exports for it (versioned and plain). */
-static void start_gpu_uprobes(struct ls_bpf *b, const struct ls_bpf_opts *opts)
+/* The libcuda uprobe fallback on one file: each program pair on each symbol
+ * name the driver exports for it (versioned and plain). Symbols attached. */
+static int attach_cuda(struct ls_bpf *b, const char *path)
 {
 	const struct {
 		struct bpf_program *enter, *exit;
@@ -371,6 +407,33 @@ static void start_gpu_uprobes(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 		 {"cuEventSynchronize"}},
 	};
 	const int maxl = (int)(sizeof(b->gpu_links) / sizeof(b->gpu_links[0]));
+	int attached = 0;
+
+	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
+		for (int k = 0; k < 3 && fns[f].syms[k] && b->ngpu_links + 2 <= maxl; k++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = fns[f].syms[k]);
+			LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = fns[f].syms[k], .retprobe = true);
+			struct bpf_link *l1 = bpf_program__attach_uprobe_opts(fns[f].enter, -1, path, 0, &in);
+			struct bpf_link *l2 =
+				l1 ? bpf_program__attach_uprobe_opts(fns[f].exit, -1, path, 0, &out) : NULL;
+			if (!l1 || !l2) {
+				bpf_link__destroy(l1);
+				continue;
+			}
+			b->gpu_links[b->ngpu_links++] = l1;
+			b->gpu_links[b->ngpu_links++] = l2;
+			attached++;
+		}
+	}
+	return attached;
+}
+
+/* The libcuda uprobe fallback, loaded when the host has a driver (a
+ * container's processes map the host's libcuda, bind-mounted by the
+ * NVIDIA runtime: the same file; another file one maps is attached as it
+ * appears). */
+static void start_gpu_uprobes(struct ls_bpf *b, const struct ls_bpf_opts *opts)
+{
 	int e;
 
 	if (!opts->ncuda_paths)
@@ -380,33 +443,9 @@ static void start_gpu_uprobes(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 		note_missing(b, "libcuda uprobes (load: %s)", strerror(-e));
 		return;
 	}
-	for (int p = 0; p < opts->ncuda_paths; p++) {
-		int attached = 0;
-
-		for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
-			for (int k = 0; k < 3 && fns[f].syms[k] && b->ngpu_links + 2 <= maxl; k++) {
-				LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = fns[f].syms[k]);
-				LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = fns[f].syms[k],
-					    .retprobe = true);
-				struct bpf_link *l1 = bpf_program__attach_uprobe_opts(
-					fns[f].enter, -1, opts->cuda_paths[p], 0, &in);
-				struct bpf_link *l2 = l1 ? bpf_program__attach_uprobe_opts(
-								   fns[f].exit, -1, opts->cuda_paths[p], 0, &out)
-							 : NULL;
-				if (!l1 || !l2) {
-					bpf_link__destroy(l1);
-					continue;
-				}
-				b->gpu_links[b->ngpu_links++] = l1;
-				b->gpu_links[b->ngpu_links++] = l2;
-				attached++;
-			}
-		}
-		if (attached)
-			append_item(b->cuda_paths, sizeof(b->cuda_paths), "%s", opts->cuda_paths[p]);
-	}
-	if (b->ngpu_links)
-		b->sources |= LS_SRC_GPU_UPROBE;
+	b->gpu_ready = true;
+	for (int p = 0; p < opts->ncuda_paths; p++)
+		ls_bpf_probe_file(b, LS_PROBE_CUDA, opts->cuda_paths[p]);
 }
 
 /* cpu-clock sampling on every CPU, the profile program on each event. */
@@ -489,15 +528,6 @@ unsigned long long ls_bpf_stack_errors(struct ls_bpf *b)
 	return total;
 }
 
-const char *ls_bpf_cuda_paths(const struct ls_bpf *b)
-{
-	return b->cuda_paths;
-}
-
-const char *ls_bpf_engine_paths(const struct ls_bpf *b)
-{
-	return b->engine_paths;
-}
 
 /* Each skeleton's open, object and destroy, for the table below. */
 #define SKELETON(d)                                                                        \

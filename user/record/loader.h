@@ -19,6 +19,9 @@ struct ls_bpf_opts {
 	size_t ringbuf_bytes; /* power of two, >= page size */
 	unsigned int capture_bytes; /* payload prefix per socket I/O, <= 4096 */
 	bool no_sock;               /* skip the socket-I/O domain */
+	/* Load the engine probes: they attach to the files below at start and
+	 * to those tracked processes map later (ls_bpf_probe_file). */
+	bool engine;
 	/* Files with latsplit USDT probes (liblatsplit-engine.so, engines that
 	 * include engine.h); probes attach in every process that maps them. */
 	const char *engine_paths[8];
@@ -39,20 +42,23 @@ struct ls_bpf_opts {
 int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err, size_t errlen);
 /* enum ls_source bits of what got attached. */
 unsigned long long ls_bpf_sources(const struct ls_bpf *b);
-/* Where the engine probes got attached: ", "-separated paths, or "". */
-const char *ls_bpf_engine_paths(const struct ls_bpf *b);
-/* libcuda files the uprobe fallback attached to: ", "-separated, or "". */
-const char *ls_bpf_cuda_paths(const struct ls_bpf *b);
 /* A line naming optional sources that could not be attached, or "". */
 const char *ls_bpf_missing(const struct ls_bpf *b);
-#define LS_TLS_MAX_FILES 16
-/* The TLS uprobes (SSL_read, SSL_read_ex, SSL_write, SSL_write_ex) on one
- * libssl file, for every tracked process that maps it; a file is tried
- * once. Functions attached, 0 when the file was tried before, or -errno
- * (-ENOENT: none of them found: a stripped or static libssl). */
-int ls_bpf_tls_attach(struct ls_bpf *b, const char *path);
-/* The libssl files the TLS uprobes attached to: ", "-separated, or "". */
-const char *ls_bpf_tls_paths(const struct ls_bpf *b);
+
+/* Probes that attach per file, in every process that maps the file: the
+ * TLS uprobes on libssl (SSL_read, SSL_read_ex, SSL_write, SSL_write_ex),
+ * the engine USDT probes (liblatsplit-engine.so, the CUPTI shim, engines
+ * built with engine.h), the libcuda uprobe fallback. */
+enum ls_probe_kind { LS_PROBE_TLS, LS_PROBE_ENGINE, LS_PROBE_CUDA, LS_PROBE_KINDS };
+extern const char *const ls_probe_kind_name[LS_PROBE_KINDS];
+#define LS_PROBE_MAX_FILES 16 /* per kind */
+/* Attaches a kind's probes to one regular file (a container's through
+ * /proc/PID/root), each file (dev, inode) tried once. Probes attached, 0
+ * when the file was tried before, or -errno (-ENOENT: none found in it,
+ * -ENOTSUP: that kind's programs are not loaded). */
+int ls_bpf_probe_file(struct ls_bpf *b, enum ls_probe_kind kind, const char *path);
+/* The files a kind's probes attached to: ", "-separated, or "". */
+const char *ls_bpf_probe_paths(const struct ls_bpf *b, enum ls_probe_kind kind);
 int ls_bpf_track_pid(struct ls_bpf *b, pid_t pid);
 int ls_bpf_track_port(struct ls_bpf *b, unsigned short port, bool user);
 /* Consumes the ring buffer for up to timeout_ms. Returns records or -errno. */

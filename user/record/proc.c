@@ -67,10 +67,29 @@ pid_t ls_proc_ppid(pid_t pid)
 	return ppid;
 }
 
-int ls_proc_libssl(pid_t pid, char (*paths)[4096], int max)
+/* The kind of probe file a mapped path's basename names, or -1. */
+static int lib_kind(const char *base)
+{
+	static const struct {
+		const char *prefix;
+		int kind;
+	} libs[] = {
+		{"libssl.so", LS_PROC_LIB_SSL},
+		{"liblatsplit-engine.so", LS_PROC_LIB_ENGINE},
+		{"liblatsplit-cupti.so", LS_PROC_LIB_ENGINE},
+		{"libcuda.so", LS_PROC_LIB_CUDA},
+	};
+
+	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (!strncmp(base, libs[i].prefix, strlen(libs[i].prefix)))
+			return libs[i].kind;
+	return -1;
+}
+
+int ls_proc_probe_libs(pid_t pid, struct ls_proc_lib *out, int max)
 {
 	char path[64], line[4608];
-	unsigned long long ino;
+	unsigned long long lo, hi, ino;
 	struct stat st;
 	int n = 0;
 	FILE *f;
@@ -80,23 +99,31 @@ int ls_proc_libssl(pid_t pid, char (*paths)[4096], int max)
 		return 0;
 	while (n < max && fgets(line, sizeof(line), f)) {
 		char *file = strchr(line, '/'), *base;
-		int k;
+		int k, kind;
 
-		if (!file || sscanf(line, "%*s %*s %*s %*s %llu", &ino) != 1)
+		if (!file || sscanf(line, "%llx-%llx %*s %*s %*s %llu", &lo, &hi, &ino) != 3)
 			continue;
 		file[strcspn(file, "\n")] = '\0';
 		base = strrchr(file, '/') + 1;
-		if (strncmp(base, "libssl.so", 9))
+		if ((kind = lib_kind(base)) < 0)
 			continue;
 		for (k = 0; k < n; k++)
-			if (strstr(paths[k], file))
+			if (!strcmp(out[k].shown, file))
 				break;
 		if (k < n)
 			continue;
+		struct ls_proc_lib *l = &out[n];
+		l->kind = kind;
+		snprintf(l->shown, sizeof(l->shown), "%s", file);
+		/* the host's file of that name only when it is the one mapped;
+		 * else the mapping itself: the file the process maps, wherever
+		 * its root (a container's symlinks are never followed here) */
 		if (!stat(file, &st) && st.st_ino == ino)
-			snprintf(paths[n], sizeof(paths[n]), "%s", file);
+			snprintf(l->path, sizeof(l->path), "%s", file);
 		else
-			snprintf(paths[n], sizeof(paths[n]), "/proc/%d/root%s", pid, file);
+			snprintf(l->path, sizeof(l->path), "/proc/%d/map_files/%llx-%llx", pid, lo, hi);
+		if (stat(l->path, &st) || st.st_ino != ino || !S_ISREG(st.st_mode))
+			continue;
 		n++;
 	}
 	fclose(f);
@@ -140,6 +167,84 @@ int ls_proc_info(pid_t pid, __u64 ts, void *buf)
 	rec->cmdline_len = n > 0 ? n : 0;
 	ls_redact_args((char *)(rec + 1), rec->cmdline_len);
 	rec->h.size = sizeof(*rec) + rec->cmdline_len;
+	return rec->h.size;
+}
+
+/* The inode of /proc/PID/ns/NAME (PID 0: this process), 0 if unreadable. */
+static __u64 ns_ino(pid_t pid, const char *name)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", pid, name);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", name);
+	return stat(path, &st) ? 0 : (__u64)st.st_ino;
+}
+
+int ls_proc_ns(pid_t pid, __u64 ts, void *buf)
+{
+	struct ls_rec_proc_ns *rec = buf;
+	char path[64], text[4096], *cg = (char *)(rec + 1), *line, *save = NULL;
+	size_t cap = LS_PROC_NS_MAX - sizeof(*rec);
+	ssize_t n;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->h.type = LS_REC_PROC_NS;
+	rec->h.ts = ts;
+	rec->h.pid = rec->h.tid = rec->ns_pid = pid;
+	/* NSpid: the pid in each namespace, outermost first; the last is its own */
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if ((n = read_file(path, text, sizeof(text) - 1)) <= 0)
+		return -ESRCH;
+	text[n] = '\0';
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		char *last = strrchr(line, '\t') ? strrchr(line, '\t') + 1 : line + 6;
+		unsigned long v = strtoul(last, NULL, 10);
+		if (v && v <= 0x7fffffff)
+			rec->ns_pid = (__u32)v;
+		break;
+	}
+	rec->pidns = ns_ino(pid, "pid");
+	rec->mntns = ns_ino(pid, "mnt");
+	if (rec->pidns && rec->pidns != ns_ino(0, "pid"))
+		rec->flags |= LS_NS_OWN_PID;
+	if (rec->mntns && rec->mntns != ns_ino(0, "mnt"))
+		rec->flags |= LS_NS_OWN_MNT;
+	/* cgroup v2's line ("0::PATH"); where that is the root (a hybrid host
+	 * whose runtime uses the v1 hierarchies), the first v1 path that is
+	 * not (the systemd or a controller's) */
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	cg[0] = '\0';
+	if ((n = read_file(path, text, sizeof(text) - 1)) > 0) {
+		char v1[1024] = "";
+		bool v2 = false;
+		text[n] = '\0';
+		save = NULL;
+		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *p = strchr(line, ':');
+			p = p ? strchr(p + 1, ':') : NULL;
+			if (!p)
+				continue;
+			if (!strncmp(line, "0::", 3)) {
+				snprintf(cg, cap, "%s", p + 1);
+				v2 = true;
+			} else if (!v1[0] && strcmp(p + 1, "/")) {
+				snprintf(v1, sizeof(v1), "%s", p + 1);
+			}
+		}
+		if ((!v2 || !strcmp(cg, "/")) && v1[0])
+			snprintf(cg, cap, "%s", v1);
+	}
+	for (char *c = cg; *c; c++) /* a path is text: no control bytes in the capture */
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	rec->cgroup_len = (__u32)strlen(cg) + 1;
+	rec->h.size = (__u16)((sizeof(*rec) + rec->cgroup_len + 7) & ~7ul);
+	memset(cg + rec->cgroup_len, 0, rec->h.size - sizeof(*rec) - rec->cgroup_len);
 	return rec->h.size;
 }
 

@@ -2,6 +2,7 @@
 /* CPython frames for record: see python.h. */
 #include "python.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -347,6 +348,39 @@ static const char *layout_from_debug(pid_t pid, __u64 at, int minor, struct py_l
 	return NULL;
 }
 
+/* Whether pid has a thread numbered tid: in its own pid namespace when
+ * other_ns (a container's interpreter sees those numbers). */
+static bool has_thread(pid_t pid, __u32 tid, bool other_ns)
+{
+	char path[96], buf[2048];
+
+	if (!other_ns) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%u", pid, tid);
+		return !access(path, F_OK);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool found = false;
+	while (d && !found && (de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/status", pid, de->d_name);
+		FILE *f = fopen(path, "re");
+		while (f && fgets(buf, sizeof(buf), f))
+			if (!strncmp(buf, "NSpid:", 6)) {
+				char *last = strrchr(buf, '\t');
+				found = last && strtoul(last + 1, NULL, 10) == tid;
+				break;
+			}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /* Once the interpreter runs, its thread list must hold this process's
  * threads: the first few thread states' native ids are checked against
  * /proc (an empty list, before start-up ends, cannot be checked). */
@@ -360,11 +394,9 @@ static bool threads_fit(pid_t pid, const struct ls_py_proc *w)
 		return true;
 	for (; t && seen < 8; seen++) {
 		__u64 tid = 0;
-		char path[64];
 		if (!read_mem(pid, t + w->ts_tid, &tid, 8))
 			break;
-		snprintf(path, sizeof(path), "/proc/%d/task/%llu", pid, (unsigned long long)(__u32)tid);
-		fit += (__u32)tid && !access(path, F_OK);
+		fit += (__u32)tid && has_thread(pid, (__u32)tid, w->ns_ino != 0);
 		if (!read_mem(pid, t + w->ts_next, &t, 8))
 			break;
 	}
@@ -425,6 +457,12 @@ bool ls_py_detect(struct ls_py *p, pid_t pid)
 	if (!why) {
 		L.walk.runtime = bias + es.runtime;
 		L.walk.code_type = es.code_type ? bias + es.code_type : 0;
+		struct stat own, its;
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+		if (!stat(path, &its) && !stat("/proc/self/ns/pid", &own) && its.st_ino != own.st_ino) {
+			L.walk.ns_dev = its.st_dev;
+			L.walk.ns_ino = its.st_ino;
+		}
 		if (!threads_fit(pid, &L.walk))
 			why = "its thread list does not hold its threads under the layout read";
 	}

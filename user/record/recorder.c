@@ -376,11 +376,25 @@ static void write_record(struct ls_recorder *r, const struct ls_hdr *h)
 		r->taps[i].record(r->taps[i].ctx, h);
 }
 
+/* A process forked (ppid its parent) or a new image (ppid 0), for the
+ * session's look at the files it maps. */
+static void proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid)
+{
+	if (r->nproc_new >= LS_PROC_NEW_MAX) {
+		r->proc_new_lost++;
+		return;
+	}
+	GROW(r->proc_new, r->nproc_new, r->capproc_new);
+	r->proc_new[r->nproc_new++] = (struct ls_proc_new){pid, ppid};
+}
+
 bool ls_recorder_proc_info(struct ls_recorder *r, pid_t pid)
 {
 	if (ls_proc_info(pid, ls_now_ns(), r->procbuf) <= 0)
 		return false;
 	write_record(r, (struct ls_hdr *)r->procbuf);
+	if (ls_proc_ns(pid, ls_now_ns(), r->nsbuf) > 0)
+		write_record(r, (struct ls_hdr *)r->nsbuf);
 	if (r->py)
 		ls_py_detect(r->py, pid);
 	return true;
@@ -650,10 +664,13 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 	/* Process table: a new process, or a new program image. */
 	if (h->type == LS_EV_PROC_FORK) {
 		const struct ls_ev_proc_fork *e = data;
-		if (e->child_pid == e->child_tid && e->child_pid != h->pid)
+		if (e->child_pid == e->child_tid && e->child_pid != h->pid) {
 			ls_recorder_proc_info(r, e->child_pid);
+			proc_new(r, e->child_pid, h->pid);
+		}
 	} else if (h->type == LS_EV_PROC_EXEC) {
 		ls_recorder_proc_info(r, h->pid);
+		proc_new(r, h->pid, 0);
 	}
 	return 0;
 }
@@ -823,6 +840,7 @@ void ls_recorder_free(struct ls_recorder *r)
 	free(r->unwound);
 	free(r->uses);
 	free(r->known);
+	free(r->proc_new);
 	free(r->written);
 	free(r->done);
 	ls_idmap_free(&r->streams);

@@ -60,6 +60,13 @@ struct ls_recorder {
 	 * port; the -p targets, and how many of them still run */
 	pid_t *known;
 	size_t nknown, capknown;
+	/* processes forked or exec'd since the session last looked (for the
+	 * files probes attach to); at most LS_PROC_NEW_MAX, the rest counted */
+	struct ls_proc_new {
+		pid_t pid, ppid;
+	} *proc_new;
+	size_t nproc_new, capproc_new;
+	unsigned long long proc_new_lost;
 	const unsigned long *targets;
 	int ntargets, targets_alive;
 	__u64 start_ts;
@@ -73,6 +80,7 @@ struct ls_recorder {
 	ino_t w_ino; /* the file written, to tell if another recorder replaced it */
 	dev_t w_dev;
 	_Alignas(8) unsigned char procbuf[LS_PROC_INFO_MAX];
+	_Alignas(8) unsigned char nsbuf[LS_PROC_NS_MAX];
 	/* per open connection: what redaction must carry from one syscall's
 	 * payload to the next (a credential value or a body cut between them) */
 	struct ls_idmap streams; /* conn_id -> struct stream_state */
@@ -95,6 +103,7 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size);
 bool ls_recorder_proc_info(struct ls_recorder *r, pid_t pid);
 /* Whether pid was announced already (add: and remember it). */
 bool ls_recorder_known_pid(struct ls_recorder *r, pid_t pid, bool add);
+#define LS_PROC_NEW_MAX 65536
 /* Stacks and their symbols not written yet (a checkpoint; also the end). */
 void ls_recorder_stacks(struct ls_recorder *r, bool symbolize);
 /* The executable mappings, with build-ids, of every process with stacks. */

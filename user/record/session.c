@@ -25,6 +25,7 @@
 
 #define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
 #define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
+#define SCAN_NS 100000000ull    /* new processes' probe files looked for every 100 ms */
 #define CHECKPOINT_NS 5000000000ull /* stacks and their symbols every 5 s */
 #define LIVE_TICK_NS 250000000ull /* live analysis clock, flight-recorder dumps */
 
@@ -46,13 +47,13 @@ struct ls_session {
 	bool raw_tty;
 	unsigned long shown; /* top's snapshots */
 	__u64 stop_ts;
-	/* tracked processes whose maps tls_scan reads: since when, how often */
-	struct tls_seen {
+	/* tracked processes whose maps probe_scan reads: since when, how often */
+	struct scan_seen {
 		pid_t pid;
 		unsigned scans;
 		__u64 since;
-	} *tls_seen;
-	size_t ntls_seen, captls_seen;
+	} *scan_seen;
+	size_t nscan_seen, capscan_seen;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -203,6 +204,7 @@ static int attach(struct ls_session *s)
 				 .offcpu_stacks = o->offcpu,
 				 .ustack_bytes = (unsigned)o->ustack_bytes,
 				 .stack_entries = o->stack_entries,
+				 .engine = !o->no_engine,
 				 .nengine_paths = o->nengine_paths,
 				 .on_record = ls_recorder_on_record,
 				 .ctx = r};
@@ -228,66 +230,111 @@ static int attach(struct ls_session *s)
 	return 0;
 }
 
-/* The TLS uprobes on a libssl file: said once per file attached, or why
- * not (pid: the process found mapping it, 0 for the system's). */
-static void tls_attach(struct ls_session *s, const char *path, pid_t pid)
+/* A kind's probes on one file: said once per file attached, or why not
+ * (pid: the process found mapping it, 0 for the system's or a given one;
+ * shown: the path as that process maps it). */
+static void probe_attach(struct ls_session *s, enum ls_probe_kind kind, const char *path,
+			 const char *shown, pid_t pid)
 {
-	int n = ls_bpf_tls_attach(s->r.bpf, path);
+	int n = ls_bpf_probe_file(s->r.bpf, kind, path);
+	char whose[64] = "";
 
-	if (n > 0)
-		fprintf(stderr, "latsplit record: TLS plaintext through %s (%d of SSL_read, SSL_read_ex, "
-			"SSL_write, SSL_write_ex)\n", path, n);
+	if (pid && strcmp(path, shown))
+		snprintf(whose, sizeof(whose), " (pid %d's, in its own root)", pid);
+	else if (pid)
+		snprintf(whose, sizeof(whose), " (mapped by pid %d)", pid);
+	if (n > 0 && kind == LS_PROBE_TLS)
+		fprintf(stderr, "latsplit record: TLS plaintext through %s%s (%d of SSL_read, SSL_read_ex, "
+			"SSL_write, SSL_write_ex)\n", shown, whose, n);
+	else if (n > 0 && (pid || s->o->verbose))
+		fprintf(stderr, "latsplit record: %s probes in %s%s (%d)\n",
+			kind == LS_PROBE_ENGINE ? "engine" : "libcuda", shown, whose, n);
 	else if (n == -ENOENT && pid)
-		fprintf(stderr, "latsplit record: pid %d maps %s, which exports no SSL_read or "
-			"SSL_write (stripped or static libssl): its TLS stays unread\n", pid, path);
+		fprintf(stderr, "latsplit record: pid %d maps %s, which has no %s\n", pid, shown,
+			kind == LS_PROBE_TLS ? "SSL_read or SSL_write (stripped or static libssl): its TLS "
+					       "stays unread"
+			: kind == LS_PROBE_ENGINE ? "latsplit USDT probes: its engine events stay unseen"
+						  : "cuLaunchKernel or cuMemcpy symbols");
+	else if (n == -ENOSPC && pid)
+		fprintf(stderr, "latsplit record: pid %d maps %s, one %s file more than the %d probed: "
+			"not probed\n", pid, shown, ls_probe_kind_name[kind], LS_PROBE_MAX_FILES);
 }
 
-/* When a tracked process's maps are read for libssl, in ns after it was
- * first seen: a few times while it starts (Python imports ssl after exec, a
- * container brings its own), then never: reading /proc/PID/maps holds the
- * process's mmap lock, and its allocator's mmap waits on the reader. */
-static const __u64 tls_scan_at[] = {0, 1000000000ull, 4000000000ull, 15000000000ull};
+/* When a tracked process's maps are read for the files probes attach to,
+ * in ns after it was first seen: a few times while it starts (Python
+ * imports ssl or loads the engine library after exec, a container brings
+ * its own), then never: reading /proc/PID/maps holds the process's mmap
+ * lock, and its allocator's mmap waits on the reader. */
+static const __u64 scan_at[] = {0,           100000000ull,  300000000ull,  600000000ull,
+				1000000000ull, 2000000000ull, 4000000000ull, 15000000000ull};
 
-/* libssl files the tracked processes map (a container's too): the system's
- * at start, then each tracked process's, on tls_scan_at's schedule. */
-static void tls_scan(struct ls_session *s, bool first)
+static struct scan_seen *scan_entry(struct ls_session *s, pid_t pid, bool add, __u64 now)
+{
+	for (size_t j = 0; j < s->nscan_seen; j++)
+		if (s->scan_seen[j].pid == pid)
+			return &s->scan_seen[j];
+	if (!add)
+		return NULL;
+	GROW(s->scan_seen, s->nscan_seen, s->capscan_seen);
+	s->scan_seen[s->nscan_seen] = (struct scan_seen){.pid = pid, .since = now};
+	return &s->scan_seen[s->nscan_seen++];
+}
+
+/* Probe files the tracked processes map, wherever they live (a container's
+ * root too): the system's libssl at start, then the libssl, engine library,
+ * CUPTI shim and libcuda of each process announced (targets, listeners, the
+ * command), and of each process they fork or exec (when every process is
+ * traced: of those whose parent is looked at), on scan_at's schedule from
+ * its fork or exec. A process done with its schedule and gone is dropped. */
+static void probe_scan(struct ls_session *s, bool first)
 {
 	static const char *const sys[] = {
 		"/usr/lib/x86_64-linux-gnu/libssl.so.3", "/usr/lib/aarch64-linux-gnu/libssl.so.3",
 		"/usr/lib64/libssl.so.3", "/usr/lib/libssl.so.3", "/usr/lib/x86_64-linux-gnu/libssl.so.1.1"};
-	char paths[4][4096];
+	const size_t nsched = sizeof(scan_at) / sizeof(scan_at[0]);
+	struct ls_proc_lib libs[6];
 	struct ls_recorder *r = &s->r;
+	bool tls = !s->o->no_sock && !s->o->no_tls && (ls_bpf_sources(r->bpf) & LS_SRC_SOCK_IO);
 
-	if (s->o->no_sock || s->o->no_tls || !(ls_bpf_sources(r->bpf) & LS_SRC_SOCK_IO))
-		return;
-	if (first)
+	if (first && tls)
 		for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
 			if (!access(sys[i], R_OK))
-				tls_attach(s, sys[i], 0);
+				probe_attach(s, LS_PROBE_TLS, sys[i], sys[i], 0);
 	__u64 now = ls_now_ns();
 	for (size_t i = 0; i <= r->nknown; i++) {
 		pid_t pid = i < r->nknown ? r->known[i] : s->child;
-		struct tls_seen *t = NULL;
-		int n;
-
-		if (pid <= 0)
-			continue;
-		for (size_t j = 0; j < s->ntls_seen && !t; j++)
-			if (s->tls_seen[j].pid == pid)
-				t = &s->tls_seen[j];
-		if (!t) {
-			GROW(s->tls_seen, s->ntls_seen, s->captls_seen);
-			t = &s->tls_seen[s->ntls_seen++];
-			*t = (struct tls_seen){.pid = pid, .since = now};
-		}
-		if (t->scans >= sizeof(tls_scan_at) / sizeof(tls_scan_at[0]) ||
-		    now - t->since < tls_scan_at[t->scans])
+		if (pid > 0)
+			scan_entry(s, pid, true, now);
+	}
+	for (size_t i = 0; i < r->nproc_new; i++) {
+		const struct ls_proc_new *pn = &r->proc_new[i];
+		struct scan_seen *t = scan_entry(s, pn->pid, false, now);
+		if (!t && (!s->track_all || (pn->ppid && scan_entry(s, pn->ppid, false, now))))
+			t = scan_entry(s, pn->pid, true, now);
+		if (t && !pn->ppid) /* a new image: its own libraries, from its start */
+			t->since = now, t->scans = 0;
+	}
+	r->nproc_new = 0;
+	for (size_t i = 0; i < s->nscan_seen; i++) {
+		struct scan_seen *t = &s->scan_seen[i];
+		if (t->scans >= nsched || now - t->since < scan_at[t->scans])
 			continue;
 		t->scans++;
-		n = ls_proc_libssl(pid, paths, 4);
-		for (int k = 0; k < n; k++)
-			tls_attach(s, paths[k], pid);
+		int n = ls_proc_probe_libs(t->pid, libs, (int)(sizeof(libs) / sizeof(libs[0])));
+		for (int k = 0; k < n; k++) {
+			enum ls_probe_kind kind = libs[k].kind == LS_PROC_LIB_SSL	? LS_PROBE_TLS
+						  : libs[k].kind == LS_PROC_LIB_ENGINE ? LS_PROBE_ENGINE
+										 : LS_PROBE_CUDA;
+			if (kind == LS_PROBE_TLS && !tls)
+				continue;
+			probe_attach(s, kind, libs[k].path, libs[k].shown, t->pid);
+		}
 	}
+	for (size_t i = 0; i < s->nscan_seen;) /* done with and gone */
+		if (s->scan_seen[i].scans >= nsched && !ls_proc_alive(s->scan_seen[i].pid))
+			s->scan_seen[i] = s->scan_seen[--s->nscan_seen];
+		else
+			i++;
 }
 
 /* The live analysis and its sinks: metrics and top (live.c), the flight
@@ -408,7 +455,7 @@ static int start_targets(struct ls_session *s)
 			ls_recorder_proc_info(r, all[i]);
 		free(all);
 	}
-	tls_scan(s, true);
+	probe_scan(s, true);
 	r->start_ts = ls_now_ns();
 	if (s->go_fd >= 0 && stop_signal) { /* stopped while starting: the command never runs */
 		kill(s->child, SIGKILL);
@@ -421,10 +468,6 @@ static int start_targets(struct ls_session *s)
 		close(s->go_fd);
 		s->go_fd = -1;
 	}
-	if (o->verbose && ls_bpf_engine_paths(r->bpf)[0])
-		fprintf(stderr, "latsplit record: engine probes in %s\n", ls_bpf_engine_paths(r->bpf));
-	if (o->verbose && ls_bpf_cuda_paths(r->bpf)[0])
-		fprintf(stderr, "latsplit record: libcuda uprobes in %s\n", ls_bpf_cuda_paths(r->bpf));
 	if (!o->top)
 		fprintf(stderr, "latsplit record: recording %s to %s%s%s%s\n",
 			s->track_all ? "all processes" : "tracked processes", o->path ? o->path : "no file",
@@ -495,7 +538,7 @@ static void run(struct ls_session *s)
 	struct ls_rec_opts *o = s->o;
 	struct ls_recorder *r = &s->r;
 	__u64 start = r->start_ts, last_tick = start, last_top = start, last_flush = start,
-	      last_drops = start, last_ckpt = start;
+	      last_drops = start, last_ckpt = start, last_scan = start;
 	__u64 top_every = o->top ? (__u64)(o->top->interval_s * 1e9) : 0;
 	__u64 end_ts = o->duration ? start + (__u64)(o->duration * 1e9) : 0;
 
@@ -515,11 +558,14 @@ static void run(struct ls_session *s)
 			ls_err("record", "reading the ring buffer: %s", strerror(-n));
 			break;
 		}
+		if (now - last_scan >= SCAN_NS) {
+			probe_scan(s, false);
+			last_scan = now;
+		}
 		if (now - last_drops >= DROPS_NS) {
 			ls_recorder_drops(r);
 			if (r->sym)
 				ls_sym_poll_jit(r->sym);
-			tls_scan(s, false);
 			last_drops = now;
 		}
 		if (now - last_ckpt >= CHECKPOINT_NS) {
@@ -558,8 +604,21 @@ static void stop_tracing(struct ls_session *s)
 
 	ls_bpf_poll(r->bpf, 0); /* events already in the ring buffer belong to the capture */
 	if (s->child > 0 && !s->child_done) {
+		/* SIGTERM, then SIGKILL if it is still there 3 s later: a command
+		 * may ignore SIGTERM (unshare --fork waits for its child with
+		 * SIGTERM ignored; a namespace's pid 1 has no default action) */
 		kill(s->child, SIGTERM);
-		waitpid(s->child, &s->child_status, 0);
+		int i = 0;
+		pid_t w;
+		while ((w = waitpid(s->child, &s->child_status, WNOHANG)) == 0 && i++ < 300) {
+			ls_bpf_poll(r->bpf, 10);
+		}
+		if (w == 0) {
+			fprintf(stderr, "latsplit record: the command (pid %d) did not end within 3 s of "
+				"SIGTERM: killed\n", s->child);
+			kill(s->child, SIGKILL);
+			waitpid(s->child, &s->child_status, 0);
+		}
 		s->child_done = s->child_killed = true;
 		ls_bpf_poll(r->bpf, 0);
 	}
@@ -710,7 +769,7 @@ out:
 	ls_bpf_stop(s->r.bpf);
 	ls_sym_free(s->r.sym);
 	ls_recorder_free(&s->r);
-	free(s->tls_seen);
+	free(s->scan_seen);
 	free(s);
 	return rc;
 }
