@@ -97,9 +97,12 @@ test-deps: deps
 $(BUILD) $(BUILD)/user $(BUILD)/san $(BUILD)/tests:
 	@mkdir -p $@
 
+# The socket object claims its scratch records with atomic fetch-or (BPF v3,
+# kernels >= 5.12): its syscall and uprobe programs can be preempted.
+$(BUILD)/sock.bpf.o: BPF_CPU := -mcpu=v3
 $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/*.bpf.h include/latsplit/*.h vmlinux/$(ARCH)/vmlinux.h | $(BUILD)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	$(Q)$(CLANG) -g -O2 -target bpf $(BPF_CPU) -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-Iinclude -Ivmlinux/$(ARCH) -I/usr/include/$(ARCH_TRIPLET) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o

@@ -37,12 +37,66 @@ struct io_record {
 	struct ls_io_seg segs[LS_IO_MAX_SEGS]; /* staged here, copied after the payload */
 };
 
+/* Scratch records, IO_SLOTS per CPU, each claimed (a bit in io_busy) for
+ * the length of one program run. Syscall tracepoints are faultable on
+ * current kernels and uprobes run preemptible: their programs stay on
+ * their CPU but another task's run of the same program can come in between
+ * (seen on 7.2 under qemu: one shared record clobbered, requests lost). */
+#define IO_SLOTS 4
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, IO_SLOTS);
+	__type(key, __u32);
+	__type(value, struct io_record);
+} io_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct io_record);
-} io_scratch SEC(".maps");
+	__type(value, __u32);
+} io_busy SEC(".maps");
+
+/* Slot i of this CPU's scratch records, if it was free: now claimed. */
+static __always_inline struct io_record *try_slot(__u32 *busy, __u32 i, __u32 *slot)
+{
+	struct io_record *rec;
+
+	if (__sync_fetch_and_or(busy, 1u << i) & (1u << i))
+		return NULL;
+	rec = bpf_map_lookup_elem(&io_scratch, &i);
+	if (!rec) {
+		__sync_fetch_and_and(busy, ~(1u << i));
+		return NULL;
+	}
+	*slot = i;
+	return rec;
+}
+
+/* This CPU's free scratch record, claimed into *slot; NULL (a drop,
+ * counted) when every one is held by a preempted run. */
+static __always_inline struct io_record *scratch_claim(__u32 *slot)
+{
+	__u32 zero = 0, *busy = bpf_map_lookup_elem(&io_busy, &zero);
+	struct io_record *rec;
+
+	if (!busy)
+		return NULL;
+	_Static_assert(IO_SLOTS == 4, "one try_slot per slot below");
+	if ((rec = try_slot(busy, 0, slot)) || (rec = try_slot(busy, 1, slot)) ||
+	    (rec = try_slot(busy, 2, slot)) || (rec = try_slot(busy, 3, slot)))
+		return rec;
+	count_drop();
+	return NULL;
+}
+
+static __always_inline void scratch_release(__u32 slot)
+{
+	__u32 zero = 0, *busy = bpf_map_lookup_elem(&io_busy, &zero);
+
+	if (busy)
+		__sync_fetch_and_and(busy, ~(1u << (slot & (IO_SLOTS - 1))));
+}
 
 static __always_inline struct sock *fd_to_sock(__u32 fd)
 {
@@ -367,7 +421,7 @@ static __always_inline bool starts_http(const struct io_inflight *io, long ret)
 static __always_inline int io_exit(long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, zero = 0, n;
+	__u32 tid = (__u32)id, slot = 0, n;
 	struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
 	struct io_record *rec;
 	__u16 nseg;
@@ -393,7 +447,7 @@ static __always_inline int io_exit(long ret)
 			goto out;
 		io->conn_id = conn->conn_id;
 	}
-	rec = bpf_map_lookup_elem(&io_scratch, &zero);
+	rec = scratch_claim(&slot);
 	if (!rec)
 		goto out;
 	fill_hdr(&rec->e.h, LS_EV_SOCK_IO, 0);
@@ -416,6 +470,7 @@ static __always_inline int io_exit(long ret)
 		n = copy_payload(rec, io, ret, &nseg);
 	}
 	io_output(rec, n, nseg);
+	scratch_release(slot);
 out:
 	bpf_map_delete_elem(&io_inflight, &tid);
 	return 0;
@@ -613,7 +668,7 @@ int BPF_KPROBE(ssl_handshake_enter, void *ssl)
 SEC("uretprobe")
 int BPF_KRETPROBE(ssl_exit, long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0, n;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), slot = 0, n;
 	struct tls_inflight *t = bpf_map_lookup_elem(&tls_inflight, &tid);
 	struct io_inflight io = {};
 	struct io_record *rec;
@@ -630,7 +685,7 @@ int BPF_KRETPROBE(ssl_exit, long ret)
 	}
 	if (!len || len > 0x7fffffff)
 		goto out;
-	rec = bpf_map_lookup_elem(&io_scratch, &zero);
+	rec = scratch_claim(&slot);
 	if (!rec)
 		goto out;
 	io.buf = t->buf;
@@ -648,6 +703,7 @@ int BPF_KRETPROBE(ssl_exit, long ret)
 	rec->e.pad2 = 0;
 	n = copy_payload(rec, &io, len, &nseg);
 	io_output(rec, n, nseg);
+	scratch_release(slot);
 out:
 	bpf_map_delete_elem(&tls_inflight, &tid);
 	return 0;

@@ -4,7 +4,7 @@
 # clients the integration tests run as real parts (nginx, Node, uvicorn on
 # uvloop, Prometheus, Chromium, protoc, tmux, libbpf-tools), npm's
 # @opentelemetry/otlp-transformer (the OTLP test's decoder, into build/npm),
-# and qemu with a second kernel for the kernel test. `make test` runs it; idempotent and
+# and qemu with Debian 12's, 13's and testing's kernels for the kernel test. `make test` runs it; idempotent and
 # quiet when everything is there.
 #
 # On the host it installs no kernel and leaves no service running or
@@ -39,8 +39,15 @@ for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 KDIR=build/kernels
+# the kernels the qemu test boots: Debian 12's 6.1, Debian 13's 6.12 and
+# Debian testing's (7.x), each the suite's linux-image-amd64
+KSUITES=(bookworm trixie forky)
 need_kernel=0
-ls "$KDIR"/6.1/boot/vmlinuz-6.1.* >/dev/null 2>&1 || need_kernel=1
+# a suite's kernel image: /boot/vmlinuz-VER, or /usr/lib/modules/VER/vmlinuz (Debian 14)
+kimage() { ls "$KDIR/$1"/boot/vmlinuz-* "$KDIR/$1"/usr/lib/modules/*/vmlinuz 2>/dev/null | head -1; }
+for k in "${KSUITES[@]}"; do
+  [[ -n $(kimage "$k") ]] || need_kernel=1
+done
 need_npm=0
 [[ -e $OTLP_ROOT ]] || need_npm=1
 need_dbg=0
@@ -48,7 +55,7 @@ dpkg-query -W -f='${Status}' "$DBG" 2>/dev/null | grep -q "install ok installed"
 [[ ${#missing[@]} -eq 0 && $need_kernel -eq 0 && $need_npm -eq 0 && $need_dbg -eq 0 ]] && exit 0
 
 if [[ $(id -u) -ne 0 ]]; then
-  echo "install-test-deps: missing: ${missing[*]:-} (6.1 kernel for the qemu test needed: $need_kernel); rerun as root" >&2
+  echo "install-test-deps: missing: ${missing[*]:-} (kernels for the qemu test needed: $need_kernel); rerun as root" >&2
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
@@ -76,17 +83,38 @@ if [[ $need_dbg -eq 1 ]]; then
   apt-get install -y -qq --no-install-recommends "$DBG" >/dev/null 2>&1 ||
     echo "install-test-deps: $DBG not installed (no version matching libc6 here): test_debug_syms will skip" >&2
 fi
+# fetch_kernel SUITE: that suite's kernel package, downloaded through an apt
+# state of its own (the host's sources and caches untouched) and unpacked
+# into build/kernels/SUITE, never installed
+fetch_kernel() {
+  local suite=$1 a=$PWD/$KDIR/apt-$1 pkg
+  rm -rf "$a" "$KDIR/$suite"
+  mkdir -p "$a/state/lists/partial" "$a/cache/archives/partial" "$a/dl"
+  : >"$a/status" # nothing installed, as far as this apt knows
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${MIRROR:-http://deb.debian.org/debian} $suite main" \
+    >"$a/sources.list"
+  local apt=(-o Dir::Etc::SourceList="$a/sources.list" -o Dir::Etc::SourceParts=/dev/null
+             -o Dir::State="$a/state" -o Dir::State::status="$a/status" -o Dir::Cache="$a/cache"
+             -o Acquire::Check-Valid-Until=false -o APT::Get::List-Cleanup=0)
+  apt-get "${apt[@]}" update >/dev/null 2>&1 ||
+    { echo "install-test-deps: apt-get update for $suite failed" >&2; return 1; }
+  pkg=$(apt-cache "${apt[@]}" depends linux-image-amd64 2>/dev/null |
+        awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+  [[ -n $pkg ]] || { echo "install-test-deps: no linux-image-N.* behind $suite's linux-image-amd64" >&2; return 1; }
+  # from Debian 14 the image package is a shell: the kernel is in linux-binary-*
+  local pkgs=("$pkg") deb
+  pkgs+=($(apt-cache "${apt[@]}" depends "$pkg" 2>/dev/null | awk '/Depends: linux-binary-/ {print $2}'))
+  echo "install-test-deps: unpacking $suite's ${pkgs[*]} into $KDIR/$suite (not installed)" >&2
+  (cd "$a/dl" && apt-get "${apt[@]}" download "${pkgs[@]}" >/dev/null 2>&1) ||
+    { echo "install-test-deps: apt-get download ${pkgs[*]} ($suite) failed" >&2; return 1; }
+  for deb in "$a"/dl/*.deb; do dpkg -x "$deb" "$KDIR/$suite"; done
+  rm -rf "$a"
+}
 if [[ $need_kernel -eq 1 ]]; then
-  # Debian 12's kernel for tests/integration/test_kernel61.sh, unpacked here only
-  pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-6/ {print $2; exit}')
-  [[ -n $pkg ]] || { echo "install-test-deps: no linux-image-6.* behind linux-image-amd64" >&2; exit 1; }
-  echo "install-test-deps: unpacking $pkg into $KDIR/6.1 (not installed)" >&2
-  rm -rf "$KDIR/6.1" "$KDIR/dl"
-  mkdir -p "$KDIR/dl"
-  (cd "$KDIR/dl" && apt-get download "$pkg" >/dev/null 2>&1) ||
-    { echo "install-test-deps: apt-get download $pkg failed" >&2; exit 1; }
-  dpkg -x "$KDIR"/dl/*.deb "$KDIR/6.1"
-  rm -rf "$KDIR/dl"
+  rm -rf "$KDIR/6.1" # where the 6.1 kernel went before
+  for k in "${KSUITES[@]}"; do
+    [[ -n $(kimage "$k") ]] || fetch_kernel "$k" || exit 1
+  done
 fi
 if [[ $need_npm -eq 1 ]]; then
   echo "install-test-deps: npm install $OTLP_NPM into build/npm" >&2
