@@ -490,6 +490,37 @@ static void test_hop_join(void **state)
 /* Device busy time is the union of its work (two streams overlapping count
  * once), and its periods are told to the sinks: the report's figure, the
  * timeline's counter and the page's strip are one. */
+/* A single-slot application's queue (no engine source): [T_read, T_slot]
+ * is queueing.app, the engine's queue stays null, sums stay exact; a slot
+ * mark outside (T_read, T_first) or an engine source is ignored. */
+static void test_app_queue(void **state)
+{
+	struct ls_request r = req(1, 1 * MS, 2 * MS, 30 * MS, 40 * MS, 41 * MS);
+	struct ls_engine_join j = {.t_slot = 22 * MS};
+	struct ls_split s;
+
+	(void)state;
+	ls_attribute(&r, NULL, &j, &s);
+	assert_int_equal(s.sub[LS_S_Q_APP], 20 * MS);
+	assert_int_equal(s.ttft_sub[LS_S_Q_APP], 20 * MS);
+	assert_int_equal(s.sub[LS_S_Q_ENGINE], LS_NULL);
+	assert_string_equal(s.engine_source, "none");
+	assert_int_equal(s.t_sched, 0);
+	assert_int_equal(s.comp[LS_C_QUEUEING], s.sub[LS_S_Q_SOCKET] + 20 * MS);
+	assert_int_equal(parts_sum(s.sub, s.comp), s.total);
+	assert_int_equal(comp_sum(s.comp), s.total);
+	assert_int_equal(parts_sum(s.ttft_sub, s.ttft_comp), s.ttft);
+	assert_false(s.unobserved & (1u << LS_S_Q_APP));
+	j.t_slot = 35 * MS; /* after the first byte: not a queue wait */
+	ls_attribute(&r, NULL, &j, &s);
+	assert_int_equal(s.sub[LS_S_Q_APP], LS_NULL);
+	assert_false(s.unobserved & (1u << LS_S_Q_APP)); /* optional: never "unobserved" */
+	j = (struct ls_engine_join){.joined = true, .t_sched = 25 * MS, .t_slot = 22 * MS};
+	ls_attribute(&r, NULL, &j, &s);
+	assert_int_equal(s.sub[LS_S_Q_APP], LS_NULL); /* engine events win */
+	assert_int_equal(s.sub[LS_S_Q_ENGINE], 23 * MS);
+}
+
 static void test_gpu_busy_union(void **state)
 {
 	struct ls_timeline *tl = ls_timeline_new(true);
@@ -591,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_preemption_and_join),
 		cmocka_unit_test(test_aborted),
 		cmocka_unit_test(test_hop_join),
+		cmocka_unit_test(test_app_queue),
 		cmocka_unit_test(test_property_sums),
 	};
 	return cmocka_run_group_tests_name("attribute", tests, NULL, NULL);

@@ -45,6 +45,8 @@ static void sink_rc(struct ls_analysis *a, const struct ls_sink *k, int rc)
 		snprintf(a->why, sizeof(a->why), "%s: %s", k->name ? k->name : "output", strerror(-rc));
 }
 
+static void served_add(struct ls_analysis *a, const struct ls_request *r);
+
 static void collect(void *ctx, const struct ls_request *r)
 {
 	struct ls_analysis *a = ctx;
@@ -56,10 +58,98 @@ static void collect(void *ctx, const struct ls_request *r)
 	}
 	GROW(a->pend, a->np, a->cappend);
 	a->pend[a->np++] = *r;
+	served_add(a, r);
 	if (!a->pid0)
 		a->pid0 = r->pid;
 	a->pids_many |= r->pid != a->pid0; /* hops need two processes */
 	ls_timeline_note_pid(a->tl, r->pid);
+}
+
+/* ---- the application's own queue (DESIGN §11, engines without patches) ----
+ * A process that serves one request at a time (its requests' serving
+ * windows [T_first, T_out] on different connections never overlap): a
+ * request read while it served others waited in its queue until the last
+ * of those ended before its own first byte. The rule cannot see a
+ * multi-slot server's partial concurrency: a process seen serving two
+ * connections at once is never given an application queue. */
+#define SERVED_RING 4096
+#define SERVED_SLACK_NS 10000000000ull /* the ring is in emission order, roughly by T_out */
+
+static bool multi_slot(const struct ls_analysis *a, uint32_t pid)
+{
+	for (size_t i = 0; i < a->nmulti; i++)
+		if (a->multi[i] == pid)
+			return true;
+	return false;
+}
+
+static void set_multi(struct ls_analysis *a, uint32_t pid)
+{
+	if (a->nmulti < 4096 && !multi_slot(a, pid)) {
+		GROW(a->multi, a->nmulti, a->capmulti);
+		a->multi[a->nmulti++] = pid;
+	}
+}
+
+/* The newest k-th served window (k < the ring's fill). */
+static const struct ls_served *served_at(const struct ls_analysis *a, size_t k)
+{
+	return &a->served[(a->nserved - 1 - k) % SERVED_RING];
+}
+
+static size_t served_fill(const struct ls_analysis *a)
+{
+	return a->nserved < SERVED_RING ? a->nserved : SERVED_RING;
+}
+
+/* Does r's serving window overlap another connection's of its process? */
+static bool serves_at_once(const struct ls_analysis *a, const struct ls_request *r)
+{
+	for (size_t k = 0; k < served_fill(a); k++) {
+		const struct ls_served *q = served_at(a, k);
+		if (q->out + SERVED_SLACK_NS < r->t_first)
+			break;
+		if (q->pid == r->pid && q->conn != r->conn_id && q->first < r->t_out && r->t_first < q->out)
+			return true;
+	}
+	return false;
+}
+
+static void served_add(struct ls_analysis *a, const struct ls_request *r)
+{
+	if (!r->t_first || r->t_out <= r->t_first)
+		return;
+	if (!a->served && !(a->served = calloc(SERVED_RING, sizeof(*a->served))))
+		return;
+	if (!multi_slot(a, r->pid) && serves_at_once(a, r))
+		set_multi(a, r->pid);
+	a->served[a->nserved++ % SERVED_RING] =
+		(struct ls_served){r->pid, r->conn_id, r->t_first, r->t_out};
+}
+
+/* When r's process's slot freed for it: the end of the last other
+ * connection's serving window between r's read and its first byte; 0 when
+ * an engine source exists, the process serves several at once, or none
+ * was served in between. */
+static uint64_t app_slot(const struct ls_analysis *a, const struct ls_request *r,
+			 const struct ls_engine_join *j)
+{
+	uint64_t slot = 0;
+
+	if ((j->joined && j->t_sched) || !a->served || !r->t_read || r->t_first <= r->t_read ||
+	    ls_timeline_has_gpu(a->tl) || multi_slot(a, r->pid))
+		return 0;
+	if (r->t_out > r->t_first && serves_at_once(a, r))
+		return 0;
+	for (size_t k = 0; k < served_fill(a); k++) {
+		const struct ls_served *q = served_at(a, k);
+		if (q->out + SERVED_SLACK_NS < r->t_read)
+			break;
+		if (q->pid == r->pid && q->conn != r->conn_id && q->out > r->t_read && q->out < r->t_first &&
+		    q->out > slot)
+			slot = q->out;
+	}
+	return slot;
 }
 
 static bool hop_id(const struct ls_request *o, const struct ls_request *i);
@@ -446,7 +536,8 @@ static void tell(struct ls_analysis *a, const struct ls_request *b, size_t k,
 		struct ls_hop h = {.outer_id = a->pend[outer[i]].id, .r = b[i], .j = join[i]};
 		struct ls_hop *inner = hop_find(a, b[i].id); /* a chain of proxies */
 		ls_request_detach(&h.r);
-		ls_attribute(&b[i], a->tl, &join[i], &h.s);
+		h.j.t_slot = app_slot(a, &b[i], &join[i]);
+		ls_attribute(&b[i], a->tl, &h.j, &h.s);
 		if (inner) {
 			ls_split_hop(&h.s, &b[i], &inner->r, &inner->s);
 			h.j = inner->j;
@@ -459,12 +550,14 @@ static void tell(struct ls_analysis *a, const struct ls_request *b, size_t k,
 		struct ls_split s;
 		struct ls_phases ph;
 		struct ls_hop *hop = outer ? hop_find(a, b[i].id) : NULL;
-		struct ls_request_view v = {&b[i], &s, &join[i], a->tl, &ph, a->now, final, NULL};
+		struct ls_engine_join jj = join[i];
+		struct ls_request_view v = {&b[i], &s, &jj, a->tl, &ph, a->now, final, NULL};
 		uint64_t t0 = first_mark(&b[i]);
 
 		if (outer && outer[i] != SIZE_MAX)
 			continue;
-		ls_attribute(&b[i], a->tl, &join[i], &s);
+		jj.t_slot = app_slot(a, &b[i], &jj);
+		ls_attribute(&b[i], a->tl, &jj, &s);
 		if (hop) {
 			ls_split_hop(&s, &b[i], &hop->r, &hop->s);
 			v.j = &hop->j;
@@ -774,6 +867,8 @@ void ls_analysis_free(struct ls_analysis *a)
 	for (size_t i = a->p0; i < a->np; i++)
 		ls_request_release(&a->pend[i]);
 	free(a->pend);
+	free(a->served);
+	free(a->multi);
 	for (size_t i = 0; i < a->nprov; i++)
 		ls_request_release(&a->prov[i]);
 	free(a->prov);

@@ -106,6 +106,16 @@ struct ls_analysis {
 	uint64_t hops_joined; /* client requests that crossed a traced proxy */
 	uint32_t pid0;        /* the first request's process */
 	bool pids_many;       /* requests of more than one process were seen */
+	/* the application-queue rule (DESIGN §11): the newest complete
+	 * requests' serving windows [T_first, T_out] (a ring), and the
+	 * processes seen serving two connections at once (never single-slot) */
+	struct ls_served {
+		uint32_t pid;
+		uint64_t conn, first, out;
+	} *served;
+	size_t nserved;
+	uint32_t *multi;
+	size_t nmulti, capmulti;
 };
 
 /* Push mode. h: the capture's header (track_all defines the engine group;

@@ -43,7 +43,7 @@ static const char *const sub_names[LS_S_N] = {
 	"network.connect", "network.upload", "network.send_blocked", "network.wire", "network.drain",
 	"queueing.socket", "queueing.engine",      "queueing.cpu",   "compute.kernel",
 	"compute.comm",    "transfer.h2d",         "transfer.d2h",   "transfer.other",
-	"network.proxy",
+	"network.proxy",   "queueing.app",
 };
 
 /* The one sub-part -> component map (report, flame and verdict ask here). */
@@ -57,7 +57,13 @@ static const int sub_comp[LS_S_N] = {
 	[LS_S_TRANSFER_H2D] = LS_C_TRANSFER,    [LS_S_TRANSFER_D2H] = LS_C_TRANSFER,
 	[LS_S_TRANSFER_OTHER] = LS_C_TRANSFER,
 	[LS_S_NET_PROXY] = LS_C_NETWORK,
+	[LS_S_Q_APP] = LS_C_QUEUEING,
 };
+
+bool ls_sub_optional(int s)
+{
+	return s == LS_S_NET_PROXY || s == LS_S_Q_APP;
+}
 
 int ls_sub_comp(int s)
 {
@@ -291,6 +297,13 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		if (sched_mark)
 			s->engine_source = "inferred";
 	}
+	/* No engine source: a single-slot application's own queue, when the
+	 * analysis found one (join->t_slot: when the slot freed for r) */
+	bool app = false;
+	if (!sched_mark && join && join->t_slot > r->t_read && r->t_first && join->t_slot < r->t_first) {
+		sched_mark = join->t_slot;
+		app = true;
+	}
 	s->max_gap_cause = gap_cause(r, layers, gpu, sched);
 
 	/* A partial request began before the capture, an unparsed one lost its
@@ -305,9 +318,11 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		set_marks(r, end, r->t_out, sched_mark, queued_mark, &m);
 		s->t_queued = queued_mark && sched_mark ? m.queued : 0;
 		s->frontend = s->t_queued ? m.queued - m.read : LS_NULL;
-		s->t_sched = sched_mark ? m.sched : 0;
+		s->t_sched = sched_mark && !app ? m.sched : 0;
 		split_window(&m, layers, sched_mark != 0, s->sub, &host, &other,
 			     emit_ttft ? NULL : emit);
+		if (app) /* [T_read, T_slot]: the app's queue, not an engine's */
+			s->sub[LS_S_Q_APP] = s->sub[LS_S_Q_ENGINE], s->sub[LS_S_Q_ENGINE] = LS_NULL;
 		s->sub[LS_S_NET_CONNECT] = r->connect_ns;
 		s->total = r->connect_ns + (m.end - m.start);
 		if (!r->t_in)
@@ -322,6 +337,9 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		set_marks(r, first_end, r->t_first, sched_mark, queued_mark, &mf);
 		split_window(&mf, layers, sched_mark != 0, s->ttft_sub, &host, &other,
 			     emit_ttft ? emit : NULL);
+		if (app)
+			s->ttft_sub[LS_S_Q_APP] = s->ttft_sub[LS_S_Q_ENGINE],
+			s->ttft_sub[LS_S_Q_ENGINE] = LS_NULL;
 		s->ttft_sub[LS_S_NET_CONNECT] = r->connect_ns;
 		s->ttft = r->connect_ns + (mf.end - mf.start);
 		if (!r->t_in)
@@ -347,12 +365,12 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 			comp[LS_C_HOST] = LS_NULL;
 			unobserved |= LS_UNOBSERVED_HOST;
 		}
-		if (!sched_mark)
+		if (!sched_mark || app)
 			sub[LS_S_Q_ENGINE] = LS_NULL;
 		/* network.wire without transmission records: the window simply
 		 * ends at the write; no time went elsewhere */
 		for (int k = 0; k < LS_S_N; k++)
-			if (sub[k] == LS_NULL && k != LS_S_NET_WIRE && k != LS_S_NET_PROXY)
+			if (sub[k] == LS_NULL && k != LS_S_NET_WIRE && !ls_sub_optional(k))
 				unobserved |= 1u << k;
 		components(sub, comp[LS_C_HOST], comp[LS_C_OTHER], comp);
 		if (!pass)

@@ -8,6 +8,7 @@
 #ifndef LATSPLIT_USER_ATTRIBUTE_H
 #define LATSPLIT_USER_ATTRIBUTE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "requests.h"
 #include "timeline.h"
@@ -24,6 +25,10 @@ enum ls_sub {
 	/* time inside a traced proxy (DESIGN §11, hops): null, and absent from
 	 * every output, on a request that crossed none */
 	LS_S_NET_PROXY,
+	/* waiting in a single-slot application's own queue, seen from its
+	 * stream (DESIGN §11, engines without patches): null, and absent from
+	 * every output, where no request was found waiting so */
+	LS_S_Q_APP,
 	LS_S_N,
 };
 
@@ -86,6 +91,9 @@ uint64_t ls_request_end(const struct ls_request *r);
 const char *ls_comp_name(int c);
 /* The component a sub-part belongs to (enum ls_comp), -1 if none. */
 int ls_sub_comp(int s);
+/* A sub-part that only some hosts have (network.proxy, queueing.app):
+ * outputs leave it out where no request had it, instead of printing null. */
+bool ls_sub_optional(int s);
 const char *ls_sub_name(int s);
 
 #endif

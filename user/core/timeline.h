@@ -126,6 +126,9 @@ struct ls_engine_join {
 	uint32_t batch_size; /* at scheduling */
 	uint32_t prompt_tokens;
 	uint32_t preemptions;
+	/* without engine events: when a single-slot application's slot freed
+	 * for the request (the analysis sets it, DESIGN §11), 0 when unknown */
+	uint64_t t_slot;
 };
 
 /* Joins each request to an engine request: by X-Request-Id, else by process

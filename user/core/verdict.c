@@ -56,6 +56,10 @@ const char *ls_verdict_remedy(int p)
 	case LS_S_Q_ENGINE:
 		return "requests wait for a batch slot: raise max batch size / max batched tokens if "
 		       "memory allows, else add replicas; watch preemptions (KV cache too small)";
+	case LS_S_Q_APP:
+		return "requests wait in the application's own queue for its one slot (a single-"
+		       "slot server: llama.cpp with one slot, a FIFO in front of the model): add "
+		       "slots or parallel sequences (llama.cpp --parallel), batch, or add replicas";
 	case LS_S_Q_CPU:
 		return "engine threads wait for a CPU: other load on the host or too few cores; "
 		       "pin the engine, move other work away, give it more cores";

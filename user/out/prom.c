@@ -105,8 +105,8 @@ void ls_prom_write(FILE *out, const struct ls_prom *p)
 		     "components and sub-parts (they sum to the request's duration).\n"
 		     "# TYPE latsplit_request_component_seconds histogram\n");
 	for (int k = 0; k < LS_PROM_PARTS; k++) {
-		if (k == LS_S_NET_PROXY && !p->part[k].count)
-			continue; /* no request crossed a traced proxy */
+		if (k < LS_S_N && ls_sub_optional(k) && !p->part[k].count)
+			continue; /* no request had it */
 		snprintf(labels, sizeof(labels), "component=\"%s\",sub=\"%s\"", ls_comp_name(ls_verdict_part_comp(k)),
 			 ls_verdict_part_name(k));
 		hist_write(out, "latsplit_request_component_seconds", labels, &p->part[k], ttft_edges,

@@ -445,8 +445,8 @@ void ls_report_text_print(FILE *rout, struct ls_report_text *t, struct ls_analys
 			char label[40];
 			if (ls_sub_comp(k) != c)
 				continue;
-			if (k == LS_S_NET_PROXY && !t->rows[ROW_SUB + k].q.count)
-				continue; /* no request crossed a traced proxy */
+			if (ls_sub_optional(k) && !t->rows[ROW_SUB + k].q.count)
+				continue; /* no request had it (no traced proxy, no app queue) */
 			snprintf(label, sizeof(label), "  %s", ls_sub_name(k));
 			summary_row(rout, label, &t->rows[ROW_SUB + k].q, t->rows[ROW_SUB + k].sum, t->n,
 				    base);

@@ -148,8 +148,8 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 		ls_jb_kv_u64(b, ls_comp_name(c), s.ttft_comp[c], c + 1 < LS_C_N);
 	ls_jb_str(b, "},\"sub\":{");
 	for (int k = 0; k < LS_S_N; k++) {
-		if (k == LS_S_NET_PROXY && s.sub[k] == LS_NULL)
-			continue; /* no traced proxy on the way: absent */
+		if (ls_sub_optional(k) && s.sub[k] == LS_NULL)
+			continue; /* not on this request's way: absent */
 		if (k)
 			ls_jb_raw(b, ",", 1);
 		ls_jb_kv_u64(b, ls_sub_name(k), s.sub[k], false);

@@ -138,14 +138,15 @@ void ls_top_render(FILE *out, struct ls_top_window *w, const struct ls_top_statu
 	fprintf(out, "\n  %-24s %10s %10s %7s\n", "(ms)", "p50", "p99", "share");
 	row(out, w, "total", -1, -1, whole);
 	row(out, w, "ttft", -2, -1, whole);
-	bool proxy = false; /* some request crossed a traced proxy */
+	bool had[LS_S_N] = {0}; /* the optional sub-parts some request had */
 	for (size_t i = 0; i < w->n; i++)
-		proxy |= AT(w, i)->s.sub[LS_S_NET_PROXY] != LS_NULL;
+		for (int k = 0; k < LS_S_N; k++)
+			had[k] |= AT(w, i)->s.sub[k] != LS_NULL;
 	for (int c = 0; c < LS_C_N; c++) {
 		row(out, w, ls_comp_name(c), c, -1, whole);
 		for (int k = 0; k < LS_S_N; k++) {
 			char label[40];
-			if (ls_sub_comp(k) != c || (k == LS_S_NET_PROXY && !proxy))
+			if (ls_sub_comp(k) != c || (ls_sub_optional(k) && !had[k]))
 				continue;
 			snprintf(label, sizeof(label), "  %s", ls_sub_name(k));
 			row(out, w, label, c, k, whole);

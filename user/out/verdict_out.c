@@ -124,8 +124,8 @@ void ls_verdict_json(FILE *out, const struct ls_verdict *v)
 			fprintf(out, "%s\"%s\":null", c ? "," : "", ls_comp_name(c));
 	fprintf(out, "},\"parts\":{");
 	for (int p = 0; p < P_N; p++)
-		if (p == LS_S_NET_PROXY && !v->seen[p])
-			continue; /* no traced proxy: absent */
+		if (p < LS_S_N && ls_sub_optional(p) && !v->seen[p])
+			continue; /* no request had it: absent */
 		else if (v->seen[p])
 			fprintf(out, "%s\"%s\":%.4f", p ? "," : "", ls_verdict_part_name(p),
 				v->part[p] / v->whole);
