@@ -115,6 +115,10 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 		fprintf(stderr, "  Python frames named without a line, or not at all, because a traced "
 				"process reached the recorder's memory budget (code objects, line "
 				"tables): %llu\n", ls_py_over_budget(r->py));
+	if (r->proc_new_lost)
+		fprintf(stderr, "  new processes whose mappings were not looked at for probe files (more "
+				"than %d forks and execs within 0.1 s): %llu\n",
+			LS_PROC_NEW_MAX, r->proc_new_lost);
 	if (ls_sym_dropped(r->sym))
 		fprintf(stderr, "  symbols not kept: the symbolizer's budget for symbol tables (192 MiB) "
 				"was reached: %llu (their addresses show as [unknown])\n",
