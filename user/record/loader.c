@@ -66,7 +66,6 @@ struct ls_bpf {
 		enum ls_probe_kind kind;
 	} probe_files[LS_PROBE_MAX_FILES * LS_PROBE_KINDS];
 	int nprobe_files;
-	char probe_paths[LS_PROBE_KINDS][1024]; /* attached, ", "-separated */
 	struct ring_buffer *rb;
 	struct tp tps[MAX_TPS];
 	int ntps;
@@ -345,15 +344,9 @@ int ls_bpf_probe_file(struct ls_bpf *b, enum ls_probe_kind kind, const char *pat
 	b->nprobe_files++; /* tried once, whatever came of it */
 	if (!n)
 		return -ENOENT;
-	append_item(b->probe_paths[kind], sizeof(b->probe_paths[kind]), "%s", path);
 	if (kind == LS_PROBE_CUDA)
 		b->sources |= LS_SRC_GPU_UPROBE;
 	return n;
-}
-
-const char *ls_bpf_probe_paths(const struct ls_bpf *b, enum ls_probe_kind kind)
-{
-	return kind < LS_PROBE_KINDS ? b->probe_paths[kind] : "";
 }
 
 /* The engine domain: USDT probes in each given file, for every process

@@ -57,8 +57,6 @@ extern const char *const ls_probe_kind_name[LS_PROBE_KINDS];
  * when the file was tried before, or -errno (-ENOENT: none found in it,
  * -ENOTSUP: that kind's programs are not loaded). */
 int ls_bpf_probe_file(struct ls_bpf *b, enum ls_probe_kind kind, const char *path);
-/* The files a kind's probes attached to: ", "-separated, or "". */
-const char *ls_bpf_probe_paths(const struct ls_bpf *b, enum ls_probe_kind kind);
 int ls_bpf_track_pid(struct ls_bpf *b, pid_t pid);
 int ls_bpf_track_port(struct ls_bpf *b, unsigned short port, bool user);
 /* Consumes the ring buffer for up to timeout_ms. Returns records or -errno. */

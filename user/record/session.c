@@ -243,8 +243,8 @@ static void probe_attach(struct ls_session *s, enum ls_probe_kind kind, const ch
 	int n = ls_bpf_probe_file(s->r.bpf, kind, path);
 	char whose[64] = "";
 
-	if (pid && strcmp(path, shown))
-		snprintf(whose, sizeof(whose), " (pid %d's, in its own root)", pid);
+	if (pid && strcmp(path, shown)) /* a container's, or replaced on disk since */
+		snprintf(whose, sizeof(whose), " (the file pid %d maps, not the host's)", pid);
 	else if (pid)
 		snprintf(whose, sizeof(whose), " (mapped by pid %d)", pid);
 	if (n > 0 && kind == LS_PROBE_TLS)
