@@ -17,8 +17,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# the fuzzers' runtime comes with the clang that install-deps installed:
+# clang 14 on Debian 12, 19 on Debian 13
+CLANG_MAJOR=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
 PKGS=(
-  libcmocka-dev libclang-rt-14-dev libbpf-tools curl time git debootstrap
+  libcmocka-dev "libclang-rt-${CLANG_MAJOR:-14}-dev" libbpf-tools curl time git debootstrap
   qemu-system-x86 busybox-static cpio tmux
   python3-fastapi python3-uvicorn python3-zmq python3-numpy python3-uvloop python3-httptools python3-grpcio
   nginx-light nodejs prometheus chromium protobuf-compiler g++ openssl

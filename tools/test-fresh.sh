@@ -97,7 +97,7 @@ step "README line 1 in the chroot: ${setup[0]}"
 if in_chroot "$FRESH/demo.log" "${setup[0]}"; then demo_rc=0; else demo_rc=$?; fi
 took
 sum_line=$(grep -E '^== every request.*: [0-9]+/[0-9]+ exactly' "$FRESH/demo.log" || true)
-echo "   exit $demo_rc; ${sum_line:-no exact-sum line} (log: build/fresh/demo.log)"
+echo "   exit $demo_rc; ${sum_line:-no exact-sum line} (log: ${FRESH#$ROOT/}/demo.log)"
 frac=$(grep -oE '[0-9]+/[0-9]+ exactly' <<<"$sum_line" || true); frac=${frac% exactly}
 if [[ $demo_rc -ne 0 || -z $frac || ${frac%/*} != "${frac#*/}" || ${frac%/*} -eq 0 ]]; then
   tail -20 "$FRESH/demo.log"; rc=1
@@ -111,7 +111,7 @@ step "README line 2 in the chroot: ${setup[1]}"
 if in_chroot "$FRESH/test.log" "${setup[1]}"; then test_rc=0; else test_rc=$?; fi
 took
 last=$(tail -n 1 "$FRESH/test.log")
-echo "   exit $test_rc; last line: $last (log: build/fresh/test.log)"
+echo "   exit $test_rc; last line: $last (log: ${FRESH#$ROOT/}/test.log)"
 sed -n '/^skipped:$/,$p' "$FRESH/test.log" | sed '$d' | sed 's/^/   /'
 if [[ $test_rc -ne 0 ]] || ! grep -qE '^[0-9]+ passed, 0 failed' <<<"$last"; then
   grep -E '^(FAIL|\[.*\] FAIL)' "$FRESH/test.log" | head -20; rc=1
