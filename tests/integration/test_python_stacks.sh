@@ -12,7 +12,7 @@ PY=/usr/bin/python3
 WL=$ROOT/tests/helpers/py_workload.py
 ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 if [[ $ver != 3.11 ]]; then
-  skip "python_stacks: $PY is Python ${ver:-missing}; the frame layout known today is 3.11's"
+  skip "python_stacks: $PY is Python ${ver:-missing}; this test expects Debian 12's 3.11 (3.13-3.15: test_python_versions)"
   exit 0
 fi
 # numpy's BLAS on one thread: its compute is then the Python thread's own
