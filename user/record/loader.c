@@ -245,6 +245,26 @@ static void start_sock(struct ls_bpf *b)
 		b->sources |= LS_SRC_SOCK_IO;
 }
 
+/* An entry uprobe and a return uprobe on one function of a file, appended
+ * to links (room for both checked by the caller): true when both attached;
+ * neither is kept otherwise. */
+static bool attach_pair(struct bpf_program *enter, struct bpf_program *exit, const char *path,
+			const char *fn, struct bpf_link **links, int *n)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = fn);
+	LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = fn, .retprobe = true);
+	struct bpf_link *l1 = bpf_program__attach_uprobe_opts(enter, -1, path, 0, &in);
+	struct bpf_link *l2 = l1 ? bpf_program__attach_uprobe_opts(exit, -1, path, 0, &out) : NULL;
+
+	if (!l1 || !l2) {
+		bpf_link__destroy(l1);
+		return false;
+	}
+	links[(*n)++] = l1;
+	links[(*n)++] = l2;
+	return true;
+}
+
 /* The TLS uprobes on one libssl file: functions attached. */
 static int attach_tls(struct ls_bpf *b, const char *path)
 {
@@ -259,22 +279,9 @@ static int attach_tls(struct ls_bpf *b, const char *path)
 	};
 	int attached = 0;
 
-	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = fns[f].fn);
-		LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = fns[f].fn, .retprobe = true);
-		struct bpf_link *l1 = bpf_program__attach_uprobe_opts(fns[f].enter, -1, path, 0, &in);
-		struct bpf_link *l2 =
-			l1 ? bpf_program__attach_uprobe_opts(b->sock->progs.ssl_exit, -1, path, 0, &out)
-			   : NULL;
-
-		if (!l1 || !l2) {
-			bpf_link__destroy(l1);
-			continue;
-		}
-		b->tls_links[b->ntls_links++] = l1;
-		b->tls_links[b->ntls_links++] = l2;
-		attached++;
-	}
+	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) /* room: LS_PROBE_MAX_FILES */
+		attached += attach_pair(fns[f].enter, b->sock->progs.ssl_exit, path, fns[f].fn,
+					b->tls_links, &b->ntls_links);
 	if (attached && b->ntls_links < (int)(sizeof(b->tls_links) / sizeof(b->tls_links[0]))) {
 		LIBBPF_OPTS(bpf_uprobe_opts, hs, .func_name = "SSL_do_handshake");
 		struct bpf_link *l = bpf_program__attach_uprobe_opts(b->sock->progs.ssl_handshake_enter,
@@ -403,20 +410,9 @@ static int attach_cuda(struct ls_bpf *b, const char *path)
 	int attached = 0;
 
 	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
-		for (int k = 0; k < 3 && fns[f].syms[k] && b->ngpu_links + 2 <= maxl; k++) {
-			LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = fns[f].syms[k]);
-			LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = fns[f].syms[k], .retprobe = true);
-			struct bpf_link *l1 = bpf_program__attach_uprobe_opts(fns[f].enter, -1, path, 0, &in);
-			struct bpf_link *l2 =
-				l1 ? bpf_program__attach_uprobe_opts(fns[f].exit, -1, path, 0, &out) : NULL;
-			if (!l1 || !l2) {
-				bpf_link__destroy(l1);
-				continue;
-			}
-			b->gpu_links[b->ngpu_links++] = l1;
-			b->gpu_links[b->ngpu_links++] = l2;
-			attached++;
-		}
+		for (int k = 0; k < 3 && fns[f].syms[k] && b->ngpu_links + 2 <= maxl; k++)
+			attached += attach_pair(fns[f].enter, fns[f].exit, path, fns[f].syms[k],
+						b->gpu_links, &b->ngpu_links);
 	}
 	return attached;
 }
