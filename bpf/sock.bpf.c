@@ -418,7 +418,10 @@ static __always_inline bool starts_http(const struct io_inflight *io, long ret)
 	return !bpf_probe_read_user(head, sizeof(head), iov.iov_base) && http_method(head, 4);
 }
 
-static __always_inline int io_exit(long ret)
+/* The exit of a syscall making `call`: its entry's state, if it was
+ * followed, becomes a record. (A state left by another call, a thread that
+ * died inside a followed syscall, is dropped.) */
+static __always_inline int io_exit(long ret, __u16 call)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, slot = 0, n;
@@ -428,6 +431,8 @@ static __always_inline int io_exit(long ret)
 
 	if (!io)
 		return 0;
+	if (io->call != call)
+		goto out;
 	/* several messages (a count returned): the bytes are how far the
 	 * stream moved */
 	if (io->call == LS_IO_SENDMMSG || io->call == LS_IO_RECVMMSG) {
@@ -496,89 +501,84 @@ static __always_inline void emit_accept(__u32 fd)
 	submit(e);
 }
 
-#define EXIT(name)                                                                          \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                                          \
-	int exit_##name(struct trace_event_raw_sys_exit *ctx)                               \
-	{                                                                                   \
-		return io_exit(ctx->ret);                                                   \
-	}
-#define ENTER(name, call, dir, flagsarg, nvec)                                              \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                                         \
-	int enter_##name(struct trace_event_raw_sys_enter *ctx)                             \
-	{                                                                                   \
-		return io_enter(ctx->args[0], ctx->args[1], call, dir, flagsarg, nvec);     \
-	}                                                                                   \
-	EXIT(name)
+/*
+ * The syscalls, from the raw sys_enter and sys_exit tracepoints: one
+ * program each for every call below, dispatched on the syscall number (a
+ * compare for the syscalls nobody follows). One link each, not one per
+ * syscall and direction: the per-syscall tracepoints cost a verification
+ * per program at load (~45 ms each here) and an RCU grace period per link
+ * at detach (~70 ms each: 27 of them made most of `record -d 1`'s 4.8 s),
+ * and need tracefs. The numbers are x86-64's; a 32-bit (ia32) syscall, whose
+ * numbers differ, is not followed, as the syscall tracepoints skip it.
+ */
+#if defined(__TARGET_ARCH_x86)
+#include <asm/unistd_64.h>
+#else
+#error "syscall numbers: only x86-64 is built (add the architecture's unistd table)"
+#endif
 
-ENTER(read, LS_IO_READ, LS_IO_IN, 0, 0)
-ENTER(readv, LS_IO_READV, LS_IO_IN, 0, ctx->args[2])
-ENTER(recvfrom, LS_IO_RECVFROM, LS_IO_IN, ctx->args[3], 0)
-ENTER(recvmsg, LS_IO_RECVMSG, LS_IO_IN, ctx->args[2], 0)
-ENTER(write, LS_IO_WRITE, LS_IO_OUT, 0, 0)
-ENTER(writev, LS_IO_WRITEV, LS_IO_OUT, 0, ctx->args[2])
-ENTER(sendto, LS_IO_SENDTO, LS_IO_OUT, 0, 0)
-ENTER(sendmsg, LS_IO_SENDMSG, LS_IO_OUT, 0, 0)
+#define TS_COMPAT_ 0x0002 /* arch/x86/include/asm/thread_info.h */
 
-/* sendmmsg/recvmmsg(fd, msgvec, vlen, flags): the first message's payload,
- * every message's bytes */
-ENTER(sendmmsg, LS_IO_SENDMMSG, LS_IO_OUT, 0, 0)
-ENTER(recvmmsg, LS_IO_RECVMMSG, LS_IO_IN, ctx->args[3], 0)
-
-/* sendfile(out_fd, in_fd, ...) to a socket: bytes without payload. */
-SEC("tracepoint/syscalls/sys_enter_sendfile64")
-int enter_sendfile64(struct trace_event_raw_sys_enter *ctx)
+/* Is the current syscall a 32-bit one (int 0x80 or a compat task)? */
+static __always_inline bool compat_syscall(void)
 {
-	return io_enter(ctx->args[0], 0, LS_IO_SENDFILE, LS_IO_OUT, 0, 0);
+	struct task_struct *t = (void *)bpf_get_current_task();
+
+	if (!bpf_core_field_exists(t->thread_info.status))
+		return false;
+	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT_;
 }
-EXIT(sendfile64)
+
+#define NO_CALL (-1) /* LS_IO_READ is 0 */
+
+/* The io call a syscall number makes, or NO_CALL when it is not one of ours. */
+static __always_inline int io_call_of(long nr, __u16 *dir)
+{
+	*dir = LS_IO_IN;
+	switch (nr) {
+	case __NR_read: return LS_IO_READ;
+	case __NR_readv: return LS_IO_READV;
+	case __NR_recvfrom: return LS_IO_RECVFROM;
+	case __NR_recvmsg: return LS_IO_RECVMSG;
+	case __NR_recvmmsg: return LS_IO_RECVMMSG;
+	}
+	*dir = LS_IO_OUT;
+	switch (nr) {
+	case __NR_write: return LS_IO_WRITE;
+	case __NR_writev: return LS_IO_WRITEV;
+	case __NR_sendto: return LS_IO_SENDTO;
+	case __NR_sendmsg: return LS_IO_SENDMSG;
+	case __NR_sendmmsg: return LS_IO_SENDMMSG;
+	case __NR_sendfile: return LS_IO_SENDFILE;
+	case __NR_splice: return LS_IO_SPLICE;
+	}
+	return NO_CALL;
+}
 
 /* splice(fd_in, off_in, fd_out, off_out, len, flags): into a socket is a
  * write, out of one a read (a proxy splicing through a pipe). */
-SEC("tracepoint/syscalls/sys_enter_splice")
-int enter_splice(struct trace_event_raw_sys_enter *ctx)
+static __always_inline int enter_splice(__u64 fd_in, __u64 fd_out)
 {
-	struct sock *sk = NULL;
+	struct sock *sk = fd_to_sock(fd_out);
 
-	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-	if ((sk = fd_to_sock(ctx->args[2])) && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP)
-		return io_enter(ctx->args[2], 0, LS_IO_SPLICE, LS_IO_OUT, 0, 0);
-	return io_enter(ctx->args[0], 0, LS_IO_SPLICE, LS_IO_IN, 0, 0);
-}
-EXIT(splice)
-
-SEC("tracepoint/syscalls/sys_exit_accept")
-int exit_accept(struct trace_event_raw_sys_exit *ctx)
-{
-	if (ctx->ret >= 0 && tgid_tracked(bpf_get_current_pid_tgid() >> 32))
-		emit_accept(ctx->ret);
-	return 0;
+	if (sk && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP)
+		return io_enter(fd_out, 0, LS_IO_SPLICE, LS_IO_OUT, 0, 0);
+	return io_enter(fd_in, 0, LS_IO_SPLICE, LS_IO_IN, 0, 0);
 }
 
-SEC("tracepoint/syscalls/sys_exit_accept4")
-int exit_accept4(struct trace_event_raw_sys_exit *ctx)
-{
-	if (ctx->ret >= 0 && tgid_tracked(bpf_get_current_pid_tgid() >> 32))
-		emit_accept(ctx->ret);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_close")
-int enter_close(struct trace_event_raw_sys_enter *ctx)
+/* close(fd) of a followed connection (the caller is tracked). */
+static __always_inline void sock_close(__u32 fd)
 {
 	struct ls_ev_sock_close *e;
 	struct conn_val *conn;
 	struct sock *sk = NULL;
-	__u32 fd = ctx->args[0];
 
 	bool is_unix;
 	__u64 key;
 
-	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
-		return 0;
 	conn = fd_conn_any(fd, &sk, NO_ADOPT, &is_unix);
 	if (!conn)
-		return 0;
+		return;
 	e = reserve(sizeof(*e));
 	if (e) {
 		fill_hdr(&e->h, LS_EV_SOCK_CLOSE, sizeof(*e));
@@ -592,6 +592,62 @@ int enter_close(struct trace_event_raw_sys_enter *ctx)
 	key = (__u64)sk;
 	if (is_unix)
 		bpf_map_delete_elem(&conns, &key);
+}
+
+/* sys_enter(regs, id) */
+SEC("raw_tp/sys_enter")
+int sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (void *)ctx->args[0];
+	long nr = ctx->args[1];
+	__u16 dir;
+	int call = io_call_of(nr, &dir);
+	__u64 a0, a1;
+
+	if (call == NO_CALL && nr != __NR_close)
+		return 0;
+	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32) || compat_syscall())
+		return 0;
+	a0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	switch (call) {
+	case NO_CALL: /* close */
+		sock_close(a0);
+		return 0;
+	case LS_IO_READV:
+	case LS_IO_WRITEV:
+		a1 = PT_REGS_PARM2_CORE_SYSCALL(regs);
+		return io_enter(a0, a1, call, dir, 0, PT_REGS_PARM3_CORE_SYSCALL(regs));
+	case LS_IO_RECVFROM: /* recvfrom(fd, buf, len, flags, ...) */
+	case LS_IO_RECVMMSG: /* recvmmsg(fd, msgvec, vlen, flags, timeout) */
+		a1 = PT_REGS_PARM2_CORE_SYSCALL(regs);
+		return io_enter(a0, a1, call, dir, PT_REGS_PARM4_CORE_SYSCALL(regs), 0);
+	case LS_IO_RECVMSG: /* recvmsg(fd, msg, flags) */
+		a1 = PT_REGS_PARM2_CORE_SYSCALL(regs);
+		return io_enter(a0, a1, call, dir, PT_REGS_PARM3_CORE_SYSCALL(regs), 0);
+	case LS_IO_SENDFILE: /* sendfile(out_fd, in_fd, ...) to a socket: bytes, no payload */
+		return io_enter(a0, 0, call, dir, 0, 0);
+	case LS_IO_SPLICE:
+		return enter_splice(a0, PT_REGS_PARM3_CORE_SYSCALL(regs));
+	}
+	/* read, write, sendto, sendmsg, sendmmsg(fd, msgvec, vlen, flags): the
+	 * first message's payload, every message's bytes */
+	return io_enter(a0, PT_REGS_PARM2_CORE_SYSCALL(regs), call, dir, 0, 0);
+}
+
+/* sys_exit(regs, ret) */
+SEC("raw_tp/sys_exit")
+int sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (void *)ctx->args[0];
+	long ret = ctx->args[1], nr = BPF_CORE_READ(regs, orig_ax);
+	__u16 dir;
+	int call = io_call_of(nr, &dir);
+
+	if (call != NO_CALL)
+		return io_exit(ret, call);
+	if ((nr == __NR_accept || nr == __NR_accept4) && ret >= 0 &&
+	    tgid_tracked(bpf_get_current_pid_tgid() >> 32) && !compat_syscall())
+		emit_accept(ret);
 	return 0;
 }
 

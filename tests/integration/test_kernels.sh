@@ -112,6 +112,8 @@ info "guest: $(grep -ao '=== uname [^ ]*' "$T/console.txt" | cut -d' ' -f3) $sta
 # the failure lines say how far the guest got, for a CI log that keeps only them
 last=$(grep -av '^\s*$' "$T/console.txt" | tail -1 | tr -cd '[:print:]' | cut -c1-160)
 WHERE="guest $stage; last console line: ${last:-none}"
+# a guest that did not finish: its last lines, for the log
+[[ $qrc == timeout ]] && grep -av '^\s*$' "$T/console.txt" | tail -15 | tr -cd '[:print:]\n' | sed 's/^/  guest console: /'
 info "guest check: ok: $(grep -aE '^  ok ' "$T/console.txt" | awk '{print $2}' | tr '\n' ' ')"
 grep -aE '^  missing' "$T/console.txt" | sed 's/^/  guest /'
 grep -q '^=== check_rc=0' "$T/console.txt"; crc=$?

@@ -56,6 +56,11 @@ struct ls_bpf {
 	int ngpu_links;
 	struct bpf_link *sock_links[32];
 	int nsock_links;
+	/* uprobes (libssl, libcuda) attach as uprobe_multi links */
+	bool multi;
+	/* ls_bpf_detach: its thread, started (else detached on stop) */
+	pthread_t detacher;
+	bool detach_started, detaching;
 	/* TLS: 9 links per libssl file (5 entries, 4 returns) */
 	struct bpf_link *tls_links[9 * LS_PROBE_MAX_FILES];
 	int ntls_links;
@@ -213,17 +218,14 @@ static int share_maps(struct bpf_object *dst, const struct bpf_object *src)
 	return 0;
 }
 
-/* The socket-I/O domain: syscall tracepoints, which need tracefs. Optional:
- * without it, TCP and scheduler events still flow. */
+/* The socket-I/O domain: the raw sys_enter and sys_exit tracepoints (no
+ * tracefs needed). Optional: without it, TCP and scheduler events still
+ * flow. */
 static void start_sock(struct ls_bpf *b)
 {
 	struct bpf_program *p;
 	int e;
 
-	if (!ls_tracefs()) {
-		note_missing(b, "socket I/O (tracefs not mounted)");
-		return;
-	}
 	e = sock_bpf__load(b->sock);
 	if (e) {
 		note_missing(b, "socket I/O (load: %s)", strerror(-e));
@@ -245,16 +247,32 @@ static void start_sock(struct ls_bpf *b)
 		b->sources |= LS_SRC_SOCK_IO;
 }
 
+/* A uprobe (or return uprobe) on function fn of a file: a uprobe_multi
+ * link of one function where the kernel has them (see ls_bpf.multi). */
+static struct bpf_link *attach_uprobe(const struct ls_bpf *b, struct bpf_program *p,
+				      const char *path, const char *fn, bool ret)
+{
+#if LS_HAVE_UPROBE_MULTI
+	if (b->multi) {
+		LIBBPF_OPTS(bpf_uprobe_multi_opts, m, .retprobe = ret);
+		return bpf_program__attach_uprobe_multi(p, -1, path, fn, &m);
+	}
+#else
+	(void)b;
+#endif
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = fn, .retprobe = ret);
+	return bpf_program__attach_uprobe_opts(p, -1, path, 0, &o);
+}
+
 /* An entry uprobe and a return uprobe on one function of a file, appended
  * to links (room for both checked by the caller): true when both attached;
  * neither is kept otherwise. */
-static bool attach_pair(struct bpf_program *enter, struct bpf_program *exit, const char *path,
-			const char *fn, struct bpf_link **links, int *n)
+static bool attach_pair(const struct ls_bpf *b, struct bpf_program *enter,
+			struct bpf_program *exit, const char *path, const char *fn,
+			struct bpf_link **links, int *n)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = fn);
-	LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = fn, .retprobe = true);
-	struct bpf_link *l1 = bpf_program__attach_uprobe_opts(enter, -1, path, 0, &in);
-	struct bpf_link *l2 = l1 ? bpf_program__attach_uprobe_opts(exit, -1, path, 0, &out) : NULL;
+	struct bpf_link *l1 = attach_uprobe(b, enter, path, fn, false);
+	struct bpf_link *l2 = l1 ? attach_uprobe(b, exit, path, fn, true) : NULL;
 
 	if (!l1 || !l2) {
 		bpf_link__destroy(l1);
@@ -280,12 +298,11 @@ static int attach_tls(struct ls_bpf *b, const char *path)
 	int attached = 0;
 
 	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) /* room: LS_PROBE_MAX_FILES */
-		attached += attach_pair(fns[f].enter, b->sock->progs.ssl_exit, path, fns[f].fn,
+		attached += attach_pair(b, fns[f].enter, b->sock->progs.ssl_exit, path, fns[f].fn,
 					b->tls_links, &b->ntls_links);
 	if (attached && b->ntls_links < (int)(sizeof(b->tls_links) / sizeof(b->tls_links[0]))) {
-		LIBBPF_OPTS(bpf_uprobe_opts, hs, .func_name = "SSL_do_handshake");
-		struct bpf_link *l = bpf_program__attach_uprobe_opts(b->sock->progs.ssl_handshake_enter,
-								     -1, path, 0, &hs);
+		struct bpf_link *l = attach_uprobe(b, b->sock->progs.ssl_handshake_enter, path,
+						   "SSL_do_handshake", false);
 		if (l)
 			b->tls_links[b->ntls_links++] = l;
 	}
@@ -411,7 +428,7 @@ static int attach_cuda(struct ls_bpf *b, const char *path)
 
 	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
 		for (int k = 0; k < 3 && fns[f].syms[k] && b->ngpu_links + 2 <= maxl; k++)
-			attached += attach_pair(fns[f].enter, fns[f].exit, path, fns[f].syms[k],
+			attached += attach_pair(b, fns[f].enter, fns[f].exit, path, fns[f].syms[k],
 						b->gpu_links, &b->ngpu_links);
 	}
 	return attached;
@@ -551,9 +568,37 @@ static void sched_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
 		bpf_map__set_max_entries(b->sched->maps.stacks, o->stack_entries);
 }
 
+/* The uprobe programs of an object (libssl's, libcuda's: type kprobe) load
+ * for uprobe_multi links where the kernel and libbpf have them: such a link
+ * detaches with its own RCU wait, which parallel detaches share, while a
+ * perf-event uprobe's detach holds the kernel's event mutex through its
+ * wait (~100 ms each, one after another: 9 per libssl file). */
+static void uprobes_multi(const struct ls_bpf *b, struct bpf_object *obj)
+{
+#if LS_HAVE_UPROBE_MULTI
+	struct bpf_program *p;
+
+	if (!b->multi)
+		return;
+	bpf_object__for_each_program(p, obj)
+		if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE)
+			bpf_program__set_expected_attach_type(p, BPF_TRACE_UPROBE_MULTI);
+#else
+	(void)b;
+	(void)obj;
+#endif
+}
+
 static void sock_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
 {
 	b->sock->rodata->capture_bytes = o->capture_bytes;
+	uprobes_multi(b, b->sock->obj);
+}
+
+static void gpu_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
+{
+	(void)o;
+	uprobes_multi(b, b->gpu->obj);
 }
 
 static void engine_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
@@ -599,7 +644,7 @@ static const struct source {
 	{"TCP", net_open, net_obj, net_destroy, NULL, NULL, true},
 	{"socket I/O", sock_open, sock_obj, sock_destroy, sock_configure, sock_start, false},
 	{"engine", engine_open, engine_obj, engine_destroy, engine_configure, start_engine, false},
-	{"GPU", gpu_open, gpu_obj, gpu_destroy, NULL, start_gpu_uprobes, false},
+	{"GPU", gpu_open, gpu_obj, gpu_destroy, gpu_configure, start_gpu_uprobes, false},
 	{"profile", profile_open, profile_obj, profile_destroy, profile_configure, profile_start, false},
 };
 #define NSOURCES (sizeof(sources) / sizeof(sources[0]))
@@ -668,6 +713,7 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 		free(b);
 		return -ENOENT;
 	}
+	b->multi = ls_uprobe_multi();
 	if ((e = open_sources(b, opts, err, errlen)))
 		goto fail;
 	table(b);
@@ -816,17 +862,16 @@ static void destroy_links(struct bpf_link **links, int n)
 		pthread_join(th[t], NULL);
 }
 
-void ls_bpf_stop(struct ls_bpf *b)
+/* Every link, destroyed (the parallel detach above); the arrays emptied. */
+static void *detach_all(void *arg)
 {
 #define LINKS(m) (sizeof(((struct ls_bpf *)0)->m) / sizeof(struct bpf_link *))
 	struct bpf_link *all[MAX_TPS + LINKS(sock_links) + LINKS(engine_links) + LINKS(gpu_links) +
 			     LINKS(sample_links) + LINKS(tls_links)];
 #undef LINKS
+	struct ls_bpf *b = arg;
 	int n = 0;
 
-	if (!b)
-		return;
-	ring_buffer__free(b->rb);
 	for (int i = 0; i < b->ntps; i++)
 		all[n++] = b->tps[i].link;
 	for (int i = 0; i < b->nsock_links; i++)
@@ -840,6 +885,31 @@ void ls_bpf_stop(struct ls_bpf *b)
 	for (int i = 0; i < b->nsample_links; i++)
 		all[n++] = b->sample_links[i];
 	destroy_links(all, n);
+	for (int i = 0; i < b->ntps; i++)
+		b->tps[i].link = NULL;
+	b->nsock_links = b->nengine_links = b->ngpu_links = b->ntls_links = b->nsample_links = 0;
+	return NULL;
+}
+
+void ls_bpf_detach(struct ls_bpf *b)
+{
+	if (!b || b->detach_started)
+		return;
+	b->detach_started = true;
+	b->detaching = !pthread_create(&b->detacher, NULL, detach_all, b);
+	if (!b->detaching)
+		detach_all(b);
+}
+
+void ls_bpf_stop(struct ls_bpf *b)
+{
+	if (!b)
+		return;
+	if (b->detaching)
+		pthread_join(b->detacher, NULL);
+	else
+		detach_all(b);
+	ring_buffer__free(b->rb);
 	for (size_t i = NSOURCES; i-- > 0;)
 		sources[i].destroy(b);
 	free(b);

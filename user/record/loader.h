@@ -71,5 +71,11 @@ int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long lon
 int ls_bpf_py_set(void *ctx, __u32 tgid, const struct ls_py_proc *pp);
 unsigned long long ls_bpf_stack_errors(struct ls_bpf *b);
 void ls_bpf_stop(struct ls_bpf *b);
+/* Starts detaching every program (in the background: each detach waits for
+ * the kernel, ~0.1 s for a perf-event uprobe), so that what follows the
+ * end of tracing (stacks, symbols, the capture's end) overlaps it; nothing
+ * may poll or attach after it. Maps stay readable until ls_bpf_stop, which
+ * waits for it. */
+void ls_bpf_detach(struct ls_bpf *b);
 
 #endif

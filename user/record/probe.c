@@ -81,6 +81,43 @@ int ls_probe_tp_btf(const char *name)
 	return 0;
 }
 
+#if LS_HAVE_UPROBE_MULTI
+bool ls_uprobe_multi(void)
+{
+	static int known = -1;
+	struct bpf_insn insns[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_UPROBE_MULTI);
+	unsigned long offset = 0;
+	LIBBPF_OPTS(bpf_link_create_opts, link, .uprobe_multi.path = "/",
+		    .uprobe_multi.offsets = &offset, .uprobe_multi.cnt = 1);
+	int fd, lfd, e;
+
+	if (known >= 0)
+		return known;
+	known = 0;
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "ls_probe", "GPL", insns, 2, &opts);
+	if (fd < 0)
+		return false;
+	/* a kernel with uprobe_multi links refuses "/" (a directory) with
+	 * EBADF; one without refuses the attach type itself (EINVAL) */
+	lfd = bpf_link_create(fd, -1, BPF_TRACE_UPROBE_MULTI, &link);
+	e = errno;
+	if (lfd >= 0)
+		close(lfd);
+	close(fd);
+	known = lfd < 0 && e == EBADF;
+	return known;
+}
+#else
+bool ls_uprobe_multi(void)
+{
+	return false;
+}
+#endif
+
 /* Capability bits from /proc/self/status CapEff. */
 static unsigned long long cap_eff(void)
 {

@@ -231,6 +231,12 @@ static int attach(struct ls_session *s)
 	if (ls_bpf_missing(r->bpf)[0])
 		fprintf(stderr, "latsplit record: not available on this kernel: %s\n",
 			ls_bpf_missing(r->bpf));
+	if (o->verbose)
+		fprintf(stderr, "latsplit record: uprobes (libssl, libcuda) as %s\n",
+			ls_uprobe_multi() ? "uprobe_multi links"
+			: LS_HAVE_UPROBE_MULTI
+			? "perf-event links (this kernel has no uprobe_multi: Linux < 6.6)"
+			: "perf-event links (built with libbpf < 1.3: no uprobe_multi)");
 	return 0;
 }
 
@@ -629,6 +635,7 @@ static void stop_tracing(struct ls_session *s)
 	if (s->raw_tty)
 		tcsetattr(0, TCSANOW, &s->tio_old);
 	s->stop_ts = ls_now_ns(); /* tracing ends; stacks and symbols follow */
+	ls_bpf_detach(r->bpf);
 	ls_recorder_flush_held(r, UINT64_MAX);
 	ls_recorder_drops(r);
 	ls_recorder_stacks(r, o->symbolize);
