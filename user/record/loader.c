@@ -862,22 +862,34 @@ static void destroy_links(struct bpf_link **links, int n)
 		pthread_join(th[t], NULL);
 }
 
-/* Every link, destroyed (the parallel detach above); the arrays emptied. */
+static void *detach_usdt(void *arg)
+{
+	struct ls_bpf *b = arg;
+
+	for (int i = 0; i < b->nengine_links; i++)
+		bpf_link__destroy(b->engine_links[i]);
+	return NULL;
+}
+
+/* Every link, destroyed (the parallel detach above), the arrays emptied.
+ * The USDT links (engine and CUPTI-shim probes) go one after another, in a
+ * thread of their own: each gives its spec ids back to the object's USDT
+ * manager, which is not thread-safe (two at once: free(): invalid pointer). */
 static void *detach_all(void *arg)
 {
 #define LINKS(m) (sizeof(((struct ls_bpf *)0)->m) / sizeof(struct bpf_link *))
-	struct bpf_link *all[MAX_TPS + LINKS(sock_links) + LINKS(engine_links) + LINKS(gpu_links) +
-			     LINKS(sample_links) + LINKS(tls_links)];
+	struct bpf_link *all[MAX_TPS + LINKS(sock_links) + LINKS(gpu_links) + LINKS(sample_links) +
+			     LINKS(tls_links)];
 #undef LINKS
 	struct ls_bpf *b = arg;
+	pthread_t usdt;
+	bool usdt_thread = b->nengine_links && !pthread_create(&usdt, NULL, detach_usdt, b);
 	int n = 0;
 
 	for (int i = 0; i < b->ntps; i++)
 		all[n++] = b->tps[i].link;
 	for (int i = 0; i < b->nsock_links; i++)
 		all[n++] = b->sock_links[i];
-	for (int i = 0; i < b->nengine_links; i++)
-		all[n++] = b->engine_links[i];
 	for (int i = 0; i < b->ngpu_links; i++)
 		all[n++] = b->gpu_links[i];
 	for (int i = 0; i < b->ntls_links; i++)
@@ -885,6 +897,10 @@ static void *detach_all(void *arg)
 	for (int i = 0; i < b->nsample_links; i++)
 		all[n++] = b->sample_links[i];
 	destroy_links(all, n);
+	if (usdt_thread)
+		pthread_join(usdt, NULL);
+	else
+		detach_usdt(b);
 	for (int i = 0; i < b->ntps; i++)
 		b->tps[i].link = NULL;
 	b->nsock_links = b->nengine_links = b->ngpu_links = b->ntls_links = b->nsample_links = 0;
