@@ -24,6 +24,7 @@ struct sym {
 
 struct seg {
 	uint64_t off, filesz, vaddr;
+	uint32_t flags; /* PF_X ... */
 };
 
 struct elf_file {
@@ -40,6 +41,9 @@ struct mapping {
 	char *path; /* as mapped (or [anon], [vdso], ...) */
 	char *file; /* where its symbols are read: path, or a debug file found by
 		     * build-id for a capture's mapping; NULL: none usable */
+	bool debug_only; /* file is a separate debug file (objcopy
+			  * --only-keep-debug): its segments' file offsets
+			  * are not the binary's */
 };
 
 struct proc_maps {
@@ -228,7 +232,8 @@ static int read_elf(struct ls_symbolizer *s, struct elf_file *ef, const char *pa
 		for (size_t i = 0; i < phn && ef->nsegs < 16; i++) {
 			GElf_Phdr ph;
 			if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD)
-				ef->segs[ef->nsegs++] = (struct seg){ph.p_offset, ph.p_filesz, ph.p_vaddr};
+				ef->segs[ef->nsegs++] =
+					(struct seg){ph.p_offset, ph.p_filesz, ph.p_vaddr, ph.p_flags};
 		}
 	}
 	/* .symtab when present (it includes what .dynsym has), else .dynsym */
@@ -420,6 +425,27 @@ const char *ls_sym_file_offset(struct ls_symbolizer *s, const char *path, uint64
 	return sy ? sy->name : NULL;
 }
 
+/* The symbol at an address of a debug file's executable code, given as its
+ * distance from the start of the code's first mapping: the debug file keeps
+ * the binary's virtual addresses but not its file offsets (objcopy
+ * --only-keep-debug leaves the segments' contents out; binutils 2.44 sets
+ * their offsets to 0 or to where the notes went), so the offset a
+ * mapping's pgoff gives cannot be placed by its segments. The kernel maps
+ * the executable segment from its page-aligned start: that address, plus
+ * the distance. NULL when the file has no executable segment. */
+static const char *debug_exec_sym(struct ls_symbolizer *s, const char *path, uint64_t dist)
+{
+	struct elf_file *ef = elf_get(s, path);
+	const struct sym *sy;
+
+	for (int i = 0; i < ef->nsegs; i++)
+		if (ef->segs[i].flags & PF_X) {
+			sy = find(ef->syms, ef->nsyms, (ef->segs[i].vaddr & ~0xfffull) + dist);
+			return sy ? sy->name : NULL;
+		}
+	return NULL;
+}
+
 static struct proc_maps *proc_get(const struct ls_symbolizer *s, pid_t pid)
 {
 	for (size_t i = 0; i < s->nprocs; i++)
@@ -458,13 +484,14 @@ static struct proc_maps *proc_new(struct ls_symbolizer *s, pid_t pid)
 /* Adds a mapping unless the same one is known (mappings only accumulate:
  * a library unmapped later still explains the stacks taken before). */
 static void map_add(struct proc_maps *p, uint64_t b, uint64_t e, uint64_t off, const char *path,
-		    const char *file)
+		    const char *file, bool debug_only)
 {
 	for (size_t i = 0; i < p->n; i++)
 		if (p->m[i].start == b && p->m[i].end == e && !strcmp(p->m[i].path, path))
 			return;
 	GROW(p->m, p->n, p->cap);
-	p->m[p->n++] = (struct mapping){b, e, off, strdup(path), file ? strdup(file) : NULL};
+	p->m[p->n++] =
+		(struct mapping){b, e, off, strdup(path), file ? strdup(file) : NULL, debug_only};
 }
 
 static void open_perf_map(struct ls_symbolizer *s, struct proc_maps *p);
@@ -499,7 +526,8 @@ int ls_sym_add_process(struct ls_symbolizer *s, pid_t pid)
 		if (file[0] == '/' && (stat(file, &st) || st.st_ino != ino ||
 				       major(st.st_dev) != maj || minor(st.st_dev) != min))
 			snprintf(full, sizeof(full), "/proc/%d/map_files/%llx-%llx", pid, b, e);
-		map_add(p, b, e, off, file[0] ? file : "[anon]", full[0] == '/' ? full : NULL);
+		map_add(p, b, e, off, file[0] ? file : "[anon]", full[0] == '/' ? full : NULL,
+			false);
 		p->anon_exec |= file[0] != '/';
 	}
 	fclose(f);
@@ -534,7 +562,7 @@ void ls_sym_add_mapping(struct ls_symbolizer *s, pid_t pid, const struct ls_sym_
 				file = dbg; /* its debug file */
 		}
 	}
-	map_add(proc_new(s, pid), m->start, m->end, m->pgoff, m->path, file);
+	map_add(proc_new(s, pid), m->start, m->end, m->pgoff, m->path, file, file == dbg);
 }
 
 /* The pid a process has in its own namespace (it names its perf map so). */
@@ -648,8 +676,20 @@ const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char
 			continue;
 		base = strrchr(m->path, '/');
 		base = base ? base + 1 : m->path;
-		const char *name = m->file ? ls_sym_file_offset(s, m->file, ip - m->start + m->pgoff)
-					   : m->path[0] != '/' ? jit_name(s, pid, ip) : NULL;
+		const char *name = NULL;
+		if (m->debug_only) {
+			/* the distance from the first executable mapping of the file
+			 * (the lowest pgoff: a mapping split later keeps its own) */
+			uint64_t pg0 = m->pgoff;
+			for (size_t j = 0; j < p->n; j++)
+				if (p->m[j].pgoff < pg0 && !strcmp(p->m[j].path, m->path))
+					pg0 = p->m[j].pgoff;
+			name = debug_exec_sym(s, m->file, ip - m->start + m->pgoff - pg0);
+		} else if (m->file) {
+			name = ls_sym_file_offset(s, m->file, ip - m->start + m->pgoff);
+		} else if (m->path[0] != '/') {
+			name = jit_name(s, pid, ip);
+		}
 		if (name)
 			snprintf(buf, len, "%s", name);
 		else
