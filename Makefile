@@ -234,8 +234,11 @@ test: test-deps
 	@tests/run.sh
 
 # The README's two set-up commands in a minimal Debian 12 chroot (needs root).
+# the README's two lines on a bare Debian 12, then on a bare Debian 13
+# (SUITE=bookworm or SUITE=trixie: that one only)
 test-fresh: test-deps
-	@tools/test-fresh.sh
+	@if [ -n "$$SUITE" ]; then tools/test-fresh.sh; \
+	else SUITE=bookworm tools/test-fresh.sh && SUITE=trixie tools/test-fresh.sh; fi
 
 unit: $(UNIT_BINS) fuzz
 	@tests/run.sh --unit-only
