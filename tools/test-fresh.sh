@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make test-fresh: the README's two set-up commands on a minimal Debian 12.
-# Bootstraps `debootstrap --variant=minbase bookworm` into build/fresh/root
+# make test-fresh: the README's two set-up commands on a minimal Debian
+# (SUITE, default bookworm: Debian 12; trixie: Debian 13, in build/fresh-trixie).
+# Bootstraps `debootstrap --variant=minbase SUITE` into build/fresh/root
 # (no make, no compiler, no sudo, no CUDA toolkit: what a new user has),
 # clones the committed tree into it, and runs exactly the two lines of the
 # README's first sh block in a chroot with /proc, /sys and /dev bound and the
