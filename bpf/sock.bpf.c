@@ -508,19 +508,23 @@ static __always_inline void emit_accept(__u32 fd)
  * syscall and direction: the per-syscall tracepoints cost a verification
  * per program at load (~45 ms each here) and an RCU grace period per link
  * at detach (~70 ms each: 27 of them made most of `record -d 1`'s 4.8 s),
- * and need tracefs. The numbers are x86-64's; a 32-bit (ia32) syscall, whose
- * numbers differ, is not followed, as the syscall tracepoints skip it.
+ * and need tracefs. The numbers are the architecture's 64-bit table; a
+ * 32-bit (compat) syscall, whose numbers differ, is not followed, as the
+ * syscall tracepoints skip it.
  */
 #if defined(__TARGET_ARCH_x86)
 #include <asm/unistd_64.h>
-#else
-#error "syscall numbers: only x86-64 is built (add the architecture's unistd table)"
-#endif
 
 #define TS_COMPAT_ 0x0002 /* arch/x86/include/asm/thread_info.h */
 
+/* The syscall the task is in: pt_regs' orig_ax. */
+static __always_inline long syscall_nr(struct pt_regs *regs)
+{
+	return BPF_CORE_READ(regs, orig_ax);
+}
+
 /* Is the current syscall a 32-bit one (int 0x80 or a compat task)? */
-static __always_inline bool compat_syscall(void)
+static __always_inline bool compat_syscall(struct pt_regs *regs)
 {
 	struct task_struct *t = (void *)bpf_get_current_task();
 
@@ -528,6 +532,30 @@ static __always_inline bool compat_syscall(void)
 		return false;
 	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT_;
 }
+#elif defined(__TARGET_ARCH_arm64)
+#include <asm-generic/unistd.h> /* arm64: the generic table (compile-checked only) */
+
+/* arm64's struct pt_regs, the two fields read here (CO-RE finds pstate in
+ * its anonymous member) */
+struct pt_regs___ls_arm64 {
+	__u64 pstate;
+	__s32 syscallno;
+} __attribute__((preserve_access_index));
+
+#define PSR_MODE32_BIT_ 0x10
+
+static __always_inline long syscall_nr(struct pt_regs *regs)
+{
+	return BPF_CORE_READ((struct pt_regs___ls_arm64 *)regs, syscallno);
+}
+
+static __always_inline bool compat_syscall(struct pt_regs *regs)
+{
+	return BPF_CORE_READ((struct pt_regs___ls_arm64 *)regs, pstate) & PSR_MODE32_BIT_;
+}
+#else
+#error "syscall numbers: x86-64 and arm64 are known (add the architecture's table)"
+#endif
 
 #define NO_CALL (-1) /* LS_IO_READ is 0 */
 
@@ -606,7 +634,7 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx)
 
 	if (call == NO_CALL && nr != __NR_close)
 		return 0;
-	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32) || compat_syscall())
+	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32) || compat_syscall(regs))
 		return 0;
 	a0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
 	switch (call) {
@@ -639,14 +667,14 @@ SEC("raw_tp/sys_exit")
 int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (void *)ctx->args[0];
-	long ret = ctx->args[1], nr = BPF_CORE_READ(regs, orig_ax);
+	long ret = ctx->args[1], nr = syscall_nr(regs);
 	__u16 dir;
 	int call = io_call_of(nr, &dir);
 
 	if (call != NO_CALL)
 		return io_exit(ret, call);
 	if ((nr == __NR_accept || nr == __NR_accept4) && ret >= 0 &&
-	    tgid_tracked(bpf_get_current_pid_tgid() >> 32) && !compat_syscall())
+	    tgid_tracked(bpf_get_current_pid_tgid() >> 32) && !compat_syscall(regs))
 		emit_accept(ret);
 	return 0;
 }
