@@ -28,7 +28,8 @@ LOAD=$ROOT/build/runq-load
 
 check_runqlat() {
   local RUNQLAT
-  RUNQLAT=$(command -v runqlat || echo /usr/sbin/runqlat)
+  # Debian 12 names them runqlat, offcputime; Debian 13 adds -libbpf
+  RUNQLAT=$(command -v runqlat || command -v runqlat-libbpf || echo /usr/sbin/runqlat)
   [[ -x $RUNQLAT ]] || { skip "peers.runqlat: runqlat not installed (libbpf-tools; tools/install-test-deps.sh)"; return; }
   "$LOAD" 3 11 & P=$!
   CLEANUP+=("kill $P")
@@ -64,7 +65,7 @@ PY
 
 check_offcputime() {
   local OFFCPU
-  OFFCPU=$(command -v offcputime || echo /usr/sbin/offcputime)
+  OFFCPU=$(command -v offcputime || command -v offcputime-libbpf || echo /usr/sbin/offcputime)
   [[ -x $OFFCPU ]] || { skip "peers.offcputime: offcputime not installed (libbpf-tools; tools/install-test-deps.sh)"; return; }
   # The peer itself sometimes reports nothing at all under do_nanosleep in a
   # full make test run (seen in 2 of 4 runs; never run alone): then both run
