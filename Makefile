@@ -233,9 +233,8 @@ test: test-deps
 		$(BUILD)/san/latsplit $(BENCH_BINS)
 	@tests/run.sh
 
-# The README's two set-up commands in a minimal Debian 12 chroot (needs root).
-# the README's two lines on a bare Debian 12, then on a bare Debian 13
-# (SUITE=bookworm or SUITE=trixie: that one only)
+# The README's two set-up commands in a minimal Debian 12 chroot, then in a
+# minimal Debian 13 one (needs root; SUITE=bookworm or SUITE=trixie: that one).
 test-fresh: test-deps
 	@if [ -n "$$SUITE" ]; then tools/test-fresh.sh; \
 	else SUITE=bookworm tools/test-fresh.sh && SUITE=trixie tools/test-fresh.sh; fi

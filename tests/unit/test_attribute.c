@@ -487,9 +487,6 @@ static void test_hop_join(void **state)
 	ls_timeline_free(tl);
 }
 
-/* Device busy time is the union of its work (two streams overlapping count
- * once), and its periods are told to the sinks: the report's figure, the
- * timeline's counter and the page's strip are one. */
 /* A single-slot application's queue (no engine source): [T_read, T_slot]
  * is queueing.app, the engine's queue stays null, sums stay exact; a slot
  * mark outside (T_read, T_first) or an engine source is ignored. */
@@ -521,6 +518,9 @@ static void test_app_queue(void **state)
 	assert_int_equal(s.sub[LS_S_Q_ENGINE], 23 * MS);
 }
 
+/* Device busy time is the union of its work (two streams overlapping count
+ * once), and its periods are told to the sinks: the report's figure, the
+ * timeline's counter and the page's strip are one. */
 static void test_gpu_busy_union(void **state)
 {
 	struct ls_timeline *tl = ls_timeline_new(true);

@@ -679,7 +679,8 @@ const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char
 		const char *name = NULL;
 		if (m->debug_only) {
 			/* the distance from the first executable mapping of the file
-			 * (the lowest pgoff: a mapping split later keeps its own) */
+			 * (the lowest pgoff: a mapping split later keeps its own;
+			 * only executable mappings are kept, ls_sym_add_process) */
 			uint64_t pg0 = m->pgoff;
 			for (size_t j = 0; j < p->n; j++)
 				if (p->m[j].pgoff < pg0 && !strcmp(p->m[j].path, m->path))

@@ -58,9 +58,9 @@ struct ls_bpf {
 	int nsock_links;
 	/* uprobes (libssl, libcuda) attach as uprobe_multi links */
 	bool multi;
-	/* ls_bpf_detach: its thread, started (else detached on stop) */
+	/* ls_bpf_detach's thread, running (else everything detaches on stop) */
 	pthread_t detacher;
-	bool detach_started, detaching;
+	bool detaching;
 	/* TLS: 9 links per libssl file (5 entries, 4 returns) */
 	struct bpf_link *tls_links[9 * LS_PROBE_MAX_FILES];
 	int ntls_links;
@@ -909,9 +909,8 @@ static void *detach_all(void *arg)
 
 void ls_bpf_detach(struct ls_bpf *b)
 {
-	if (!b || b->detach_started)
-		return;
-	b->detach_started = true;
+	if (!b || b->detaching)
+		return; /* (done synchronously before: the link arrays are empty) */
 	b->detaching = !pthread_create(&b->detacher, NULL, detach_all, b);
 	if (!b->detaching)
 		detach_all(b);

@@ -62,19 +62,26 @@ bool ls_btf_has_tracepoint(const char *name)
 	return tracepoint_btf_id(name) > 0;
 }
 
-int ls_probe_tp_btf(const char *name)
+/* Loads a program that returns 0: its fd, or -1 with errno. */
+static int load_ret0(enum bpf_prog_type type, struct bpf_prog_load_opts *opts)
 {
 	struct bpf_insn insns[] = {
 		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
 		{.code = BPF_JMP | BPF_EXIT},
 	};
+
+	return bpf_prog_load(type, "ls_probe", "GPL", insns, 2, opts);
+}
+
+int ls_probe_tp_btf(const char *name)
+{
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP);
 	int id = tracepoint_btf_id(name), fd;
 
 	if (id <= 0)
 		return -ENOENT;
 	opts.attach_btf_id = id;
-	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "ls_probe", "GPL", insns, 2, &opts);
+	fd = load_ret0(BPF_PROG_TYPE_TRACING, &opts);
 	if (fd < 0)
 		return -errno;
 	close(fd);
@@ -85,10 +92,6 @@ int ls_probe_tp_btf(const char *name)
 bool ls_uprobe_multi(void)
 {
 	static int known = -1;
-	struct bpf_insn insns[] = {
-		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
-		{.code = BPF_JMP | BPF_EXIT},
-	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_UPROBE_MULTI);
 	unsigned long offset = 0;
 	LIBBPF_OPTS(bpf_link_create_opts, link, .uprobe_multi.path = "/",
@@ -98,7 +101,7 @@ bool ls_uprobe_multi(void)
 	if (known >= 0)
 		return known;
 	known = 0;
-	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "ls_probe", "GPL", insns, 2, &opts);
+	fd = load_ret0(BPF_PROG_TYPE_KPROBE, &opts);
 	if (fd < 0)
 		return false;
 	/* a kernel with uprobe_multi links refuses "/" (a directory) with
