@@ -16,6 +16,10 @@
  * checker can take the client's mark as the range [mark - wait, mark]. The
  * start mark is taken before connect() and send(): start_wait_ns is the CPU
  * wait until the send returned (the request may have left that much later).
+ * A new connection's request starts with its SYN, which the receiving stack
+ * may process at any time before connect() returns (a loaded host defers
+ * its softirqs to ksoftirqd, and connect() sleeps, not runnable, meanwhile):
+ * connect_ns is the start mark to connect()'s return, 0 on a reused one.
  *
  * The kernel also stamps each received segment when it reached this host
  * (SO_TIMESTAMPNS, taken before the receive softirq ran: a deferred softirq
@@ -68,6 +72,7 @@ struct result {
 	long id;
 	int worker;
 	unsigned long long start, first, end;
+	unsigned long long connect_ns; /* start mark to connect()'s return, 0 on a reused connection */
 	unsigned long long first_wait, end_wait; /* how late the mark may be (mark_wait) */
 	unsigned long long start_wait;           /* run_delay from start until the send returned */
 	int status;
@@ -306,11 +311,11 @@ static void emit(const struct result *r)
 		fprintf(out,
 			"{\"id\":%ld,\"x_request_id\":\"%s%ld\",\"worker\":%d,\"local_port\":%u,\"start_ns\":%llu,\"first_ns\":%llu,"
 			"\"end_ns\":%llu,\"ttft_ns\":%llu,\"total_ns\":%llu,\"first_wait_ns\":%llu,"
-			"\"end_wait_ns\":%llu,\"start_wait_ns\":%llu,\"status\":%d,"
+			"\"end_wait_ns\":%llu,\"start_wait_ns\":%llu,\"connect_ns\":%llu,\"status\":%d,"
 			"\"bytes_out\":%ld,\"bytes_in\":%ld,\"tokens\":%d,\"error\":%s%s%s}\n",
 			r->id, cfg.id_prefix, r->id, r->worker, r->local_port, r->start, r->first, r->end,
 			r->first ? r->first - r->start : 0, r->end - r->start, r->first_wait, r->end_wait,
-			r->start_wait, r->status,
+			r->start_wait, r->connect_ns, r->status,
 			r->bytes_out, r->bytes_in, r->tokens, r->error ? "\"" : "",
 			r->error ? r->error : "null", r->error ? "\"" : "");
 	if (!r->error) {
@@ -368,6 +373,7 @@ static void *worker(void *arg)
 		unsigned long long d_start = run_delay(b->schedstat);
 		if (fd < 0) {
 			fd = connect_server(&lport);
+			r.connect_ns = now_ns() - r.start;
 			b->len = 0;
 		}
 		r.local_port = lport;

@@ -15,9 +15,10 @@ PY=/usr/bin/python3
 ACC=$ROOT/tests/integration/client_accuracy.py
 
 # load NAME PORT: the client's requests, its marks in $T/NAME.lg
-load() {
-  "$LOADGEN" --host 127.0.0.1 --port "$2" --id-prefix "$1-" -o "$T/$1.lg" -c 4 -n 24 --stream \
-    --max-tokens 8 --prompt-bytes 600 2>/dev/null
+load() { # NAME PORT [LOADGEN-ARGS...]: 24 streamed requests on 4 connections
+  local name=$1 port=$2; shift 2
+  "$LOADGEN" --host 127.0.0.1 --port "$port" --id-prefix "$name-" -o "$T/$name.lg" -c 4 -n 24 --stream \
+    --max-tokens 8 --prompt-bytes 600 "$@" 2>/dev/null
 }
 judge() { # NAME
   "$LS" report --json "$T/$1.data" >"$T/$1.jsonl" 2>"$T/$1.report.err"
@@ -263,14 +264,16 @@ else
   fail "servers.nginx_replicas: the second engine did not start"
 fi
 # a gateway that reads the whole response before answering (tools/servers/
-# buffer-proxy.js): the client gets every token at the end
+# buffer-proxy.js): the client gets every token at the end. 24 tokens: the
+# held decode (23 steps of 3 ms) is well over half the client's TTFT (with
+# 8 it was 50-62%, and a loaded host's slower prefill took it under half)
 if command -v node >/dev/null; then
   node "$ROOT/tools/servers/buffer-proxy.js" --port 18465 --upstream 127.0.0.1:$ENG_PORT \
     --ready-file "$T/bp.ready" & CLEANUP+=("kill $!")
   wait_for_file "$T/bp.ready" 10 || fail "servers.buffer_proxy: proxy did not start"
   record_bg "$T/buffer_proxy.data" --port 18465 --port $ENG_PORT ||
     fail "servers.buffer_proxy: record did not start"
-  load buffer_proxy 18465
+  load buffer_proxy 18465 --max-tokens 24
   stop_recording 0.5
   judge buffer_proxy
   hops_check buffer_proxy 1

@@ -10,7 +10,8 @@ request, against truths latsplit never computed:
   a client mark is taken when its thread runs after recv() returns; the
   kernel's own count of how long that thread then waited for a CPU
   (first_wait_ns / end_wait_ns, from schedstat's run_delay), and how long
-  it waited between its start mark and its send returning (start_wait_ns),
+  it waited between its start mark and its send returning (start_wait_ns;
+  on a new connection, its connect() call: client_marks.start_late),
   make each client truth a range [mark - waits, mark], and the error is
   the distance from that range;
 - the core takes its received and scheduled marks before its engine event
@@ -25,6 +26,8 @@ one PASS/FAIL line per check.
 """
 import json
 import sys
+
+from client_marks import start_late
 
 name, rep_path, truth_path, lg_path = sys.argv[1:5]
 reqs = {r["x_request_id"]: r for r in map(json.loads, open(rep_path))
@@ -54,8 +57,8 @@ for xrid, c in client.items():
     sched_hi = t.get("scheduled_hi", t["scheduled"])
     rng = {"queueing.engine": (t["scheduled"] - recv_hi, sched_hi - t["core_recv"]),
            "frontend_ns": (t["core_recv"] - api[xrid]["http_read"], recv_hi - api[xrid]["http_read"]),
-           "total_ns": (c["total_ns"] - c.get("end_wait_ns", 0) - c.get("start_wait_ns", 0), c["total_ns"]),
-           "ttft_ns": (c["ttft_ns"] - c.get("first_wait_ns", 0) - c.get("start_wait_ns", 0), c["ttft_ns"])}
+           "total_ns": (c["total_ns"] - c.get("end_wait_ns", 0) - start_late(c), c["total_ns"]),
+           "ttft_ns": (c["ttft_ns"] - c.get("first_wait_ns", 0) - start_late(c), c["ttft_ns"])}
     got = {"queueing.engine": r["sub"].get("queueing.engine"), "frontend_ns": r.get("frontend_ns"),
            "total_ns": r["total_ns"], "ttft_ns": r["ttft_ns"]}
     for k, (ab, rel) in checks.items():
