@@ -24,6 +24,7 @@ PKGS=(
   libcmocka-dev "libclang-rt-${CLANG_MAJOR:-14}-dev" libbpf-tools curl time git debootstrap
   qemu-system-x86 busybox-static cpio tmux
   python3-fastapi python3-uvicorn python3-zmq python3-numpy python3-uvloop python3-httptools python3-grpcio
+  python3-protobuf
   nginx-light nodejs prometheus chromium protobuf-compiler g++ openssl
 )
 command -v npm >/dev/null || PKGS+=(npm) # a machine's own npm will do

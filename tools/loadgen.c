@@ -55,6 +55,7 @@ struct config {
 	int prompt_bytes;
 	int max_tokens;
 	bool keepalive;
+	bool traceparent; /* send a W3C traceparent, its trace id from the request id */
 	const char *path;
 	const char *out;
 	double timeout;
@@ -364,10 +365,14 @@ static void *worker(void *arg)
 		int blen = snprintf(body, sizeof(body),
 				    "{\"model\":\"mock\",\"max_tokens\":%d,\"stream\":%s,\"prompt\":\"",
 				    cfg.max_tokens, cfg.stream ? "true" : "false");
+		char tp[96] = "";
+		if (cfg.traceparent) /* a trace id unique per run and request */
+			snprintf(tp, sizeof(tp), "traceparent: 00-%016llx%016lx-%016lx-01\r\n",
+				 (unsigned long long)getpid() << 32 | 0x15a7u, id + 1, id + 1);
 		int n = snprintf(req, reqcap,
 				 "POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
-				 "X-Request-Id: %s%ld\r\nContent-Length: %d\r\nConnection: %s\r\n\r\n%s%s\"}",
-				 cfg.path, cfg.host, cfg.port, cfg.id_prefix, id, blen + cfg.prompt_bytes + 2,
+				 "X-Request-Id: %s%ld\r\n%sContent-Length: %d\r\nConnection: %s\r\n\r\n%s%s\"}",
+				 cfg.path, cfg.host, cfg.port, cfg.id_prefix, id, tp, blen + cfg.prompt_bytes + 2,
 				 cfg.keepalive ? "keep-alive" : "close", body, prompt);
 		r.start = now_ns();
 		unsigned long long d_start = run_delay(b->schedstat);
@@ -417,7 +422,8 @@ static void usage(FILE *o)
 	fprintf(o,
 		"usage: loadgen [--host IP] [--port N] [-c CONC] [-n REQUESTS | -d SECONDS]\n"
 		"               [--stream] [--prompt-bytes N] [--max-tokens N] [--no-keepalive]\n"
-		"               [--path P] [--timeout S] [--id-prefix P] [--rate R] [-o OUT.jsonl]\n\n"
+		"               [--path P] [--timeout S] [--id-prefix P] [--rate R] [--traceparent]\n"
+		"               [-o OUT.jsonl]\n\n"
 		"Sends OpenAI-style completion requests over N connections; one JSONL line\n"
 		"per request (CLOCK_MONOTONIC ns) to -o, a summary to stderr. Closed loop\n"
 		"(each connection sends when its last response ended), or with --rate R open\n"
@@ -435,7 +441,8 @@ int main(int argc, char **argv)
 		{"no-keepalive", no_argument, NULL, 'K'},     {"path", required_argument, NULL, 'u'},
 		{"timeout", required_argument, NULL, 't'},    {"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},             {"id-prefix", required_argument, NULL, 'I'},
-		{"rate", required_argument, NULL, 'r'},      {}};
+		{"rate", required_argument, NULL, 'r'},      {"traceparent", no_argument, NULL, 'T'},
+		{}};
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "c:n:d:o:h", opts, NULL)) != -1) {
@@ -454,6 +461,7 @@ int main(int argc, char **argv)
 		case 'o': cfg.out = optarg; break;
 		case 'I': cfg.id_prefix = optarg; break;
 		case 'r': cfg.rate = atof(optarg); break;
+		case 'T': cfg.traceparent = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -49,6 +49,7 @@ enum ls_source {
 	LS_SRC_SAMPLES = 1ull << 11,    /* cpu-clock stack sampling */
 	LS_SRC_OFFCPU = 1ull << 12,     /* stacks of blocking switches */
 	LS_SRC_TCP_XMIT = 1ull << 13,   /* net_dev_start_xmit of tracked connections */
+	LS_SRC_OTLP_RECV = 1ull << 14,  /* engine spans received (record --otlp-receive) */
 	LS_SRC_ATTACH_TP_BTF = 1ull << 62, /* tp_btf used (else raw_tp) */
 };
 

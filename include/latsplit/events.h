@@ -62,6 +62,7 @@ enum ls_type {
 	LS_REC_MAPPING = 133,   /* an executable mapping of a process with stacks */
 	LS_REC_USTACK = 134,    /* a user stack unwound by DWARF CFI (record --call-graph dwarf) */
 	LS_REC_PROC_NS = 135,   /* a process's cgroup and namespaces (its container) */
+	LS_REC_ENGINE_SPAN = 136, /* an engine's own request span, received over OTLP */
 	LS_REC_MAX,
 };
 
@@ -534,6 +535,20 @@ struct ls_rec_mapping {
 	__u32 build_id_len; /* 0: none or unreadable */
 	__u32 path_len;
 	/* char path[path_len]; */
+};
+
+/* An engine's own request span (record --otlp-receive; DESIGN §11,
+ * engines without patches): vLLM's llm_request, as the engine measured it.
+ * h.ts: when it was received (it comes after the request ended); h.pid: the
+ * process that sent it, 0 unknown. Marks on CLOCK_MONOTONIC through the
+ * capture header's clock pair, 0 when the span did not give them. */
+struct ls_rec_engine_span {
+	struct ls_hdr h;
+	__u64 t_arrived; /* the span's start: the engine took the request */
+	__u64 t_queued, t_sched, t_first, t_finish;
+	__u32 prompt_tokens, completion_tokens; /* 0: not given */
+	__u8 trace_id[16]; /* all zero: none */
+	char request_id[64]; /* gen_ai.request.id (vLLM: cmpl-<X-Request-Id>...) */
 };
 
 #define LS_MAX_CPUS 1024

@@ -19,7 +19,11 @@ request, against truths latsplit never computed:
   process preempted in between leaves those truths ranges too;
 - components sum exactly to total_ns, TTFT components to ttft_ns.
 
-  vllm_accuracy.py NAME REPORT.jsonl TRUTH.jsonl LOADGEN.jsonl
+  vllm_accuracy.py NAME REPORT.jsonl TRUTH.jsonl LOADGEN.jsonl [--info QUANTITY]...
+
+--info QUANTITY: its errors are printed in the table, not judged (a source
+that cannot place that mark as well as the tolerance asks, stated by the
+caller).
 
 Prints the error table (p50 / max absolute error and the worst request) and
 one PASS/FAIL line per check.
@@ -30,6 +34,7 @@ import sys
 from client_marks import start_late
 
 name, rep_path, truth_path, lg_path = sys.argv[1:5]
+info = {sys.argv[i + 1] for i in range(5, len(sys.argv) - 1) if sys.argv[i] == "--info"}
 reqs = {r["x_request_id"]: r for r in map(json.loads, open(rep_path))
         if r.get("type") != "verdict" and r.get("x_request_id")}
 api, core = {}, {}
@@ -91,6 +96,9 @@ print(("PASS" if ok else "FAIL") + f" vllm.{name}.matched: {n} of {len(client)} 
 print(("PASS" if not sums_bad else "FAIL") + f" vllm.{name}.sums: components sum exactly for all {n}"
       + (f" (not: {sums_bad[:3]})" if sums_bad else ""))
 for k in checks:
+    if k in info:
+        print(f"  {k}: not judged (--info): {n - len(bad[k])}/{n} within tolerance")
+        continue
     print(("PASS" if not bad[k] else "FAIL") + f" vllm.{name}.{k}: {n - len(bad[k])}/{n} within tolerance"
           + (f"; off (id, got, truth range ms): "
              f"{[(x, g and round(g/1e6, 3), round(lo/1e6, 3), round(hi/1e6, 3)) for x, g, lo, hi in bad[k][:3]]}"

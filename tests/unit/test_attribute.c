@@ -382,6 +382,82 @@ static void test_preemption_and_join(void **state)
 	ls_timeline_free(tl);
 }
 
+/* An engine's own span (record --otlp-receive) of a request that arrived
+ * at `arr`, scheduled at arr + 1 ms, first token at arr + 2 ms; received at
+ * `at` (after the request). pid 0: the sender was not found. */
+static void span(struct ls_timeline *tl, uint64_t at, uint64_t arr, const char *id,
+		 uint8_t trace0, uint32_t pid)
+{
+	struct ls_rec_engine_span e = {0};
+
+	e.h.type = LS_REC_ENGINE_SPAN;
+	e.h.size = sizeof(e);
+	e.h.ts = at;
+	e.h.pid = pid;
+	e.t_arrived = e.t_queued = arr;
+	e.t_sched = arr + 1 * MS;
+	e.t_first = arr + 2 * MS;
+	e.t_finish = arr + 3 * MS;
+	e.trace_id[0] = trace0;
+	snprintf(e.request_id, sizeof(e.request_id), "%s", id);
+	ls_timeline_add(tl, &e.h);
+}
+
+/* Spans join by the X-Request-Id as a word of the engine's request id
+ * ("lg-1" is not in "cmpl-lg-10-0"), by the traceparent's trace id, never
+ * by time without the sender's pid; a request's own engine events win over
+ * a span; spans received out of order are kept in order of arrival; one
+ * that joined nothing is counted. */
+static void test_span_join(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request r[5] = {req(1 * MS, 1 * MS, 2 * MS, 6 * MS, 8 * MS, 8 * MS),
+				  req(1 * MS, 1 * MS, 2 * MS, 6 * MS, 8 * MS, 8 * MS),
+				  req(1 * MS, 1 * MS, 3 * MS, 6 * MS, 8 * MS, 8 * MS),
+				  req(1 * MS, 1 * MS, 3 * MS, 6 * MS, 8 * MS, 8 * MS),
+				  req(20 * MS, 20 * MS, 21 * MS, 25 * MS, 26 * MS, 26 * MS)};
+	struct ls_engine_join j[5];
+	uint64_t got, unjoined;
+
+	(void)state;
+	snprintf(r[0].x_request_id, sizeof(r[0].x_request_id), "lg-1");
+	snprintf(r[1].x_request_id, sizeof(r[1].x_request_id), "lg-10");
+	snprintf(r[2].traceparent, sizeof(r[2].traceparent),
+		 "00-ab000000000000000000000000000000-0000000000000001-01");
+	snprintf(r[3].x_request_id, sizeof(r[3].x_request_id), "lg-3");
+	engine_ev(tl, 3 * MS, 7, LS_ENG_ARRIVED, 0, "lg-3");
+	engine_ev(tl, 4 * MS, 7, LS_ENG_SCHEDULED, 1, NULL);
+	span(tl, 30 * MS, 2 * MS + 200, "cmpl-lg-10-0", 0, 0);
+	span(tl, 30 * MS, 2 * MS + 100, "cmpl-lg-1-0", 0, 0);
+	span(tl, 31 * MS, 3 * MS, "cmpl-9f3e", 0xab, 0);
+	span(tl, 31 * MS, 3 * MS + 10, "cmpl-lg-3-0", 0, 0);
+	span(tl, 32 * MS, 21 * MS, "cmpl-other", 0, 0); /* r[4]: no id, no trace, no pid */
+	ls_timeline_finish(tl, r, 5);
+	ls_timeline_join(tl, r, 5, j);
+	assert_true(j[0].joined && j[0].otlp);
+	assert_int_equal(j[0].t_arrived, 2 * MS + 100);
+	assert_int_equal(j[0].t_sched, 3 * MS + 100);
+	assert_true(j[1].joined && j[1].otlp);
+	assert_int_equal(j[1].t_arrived, 2 * MS + 200);
+	assert_true(j[2].joined && j[2].otlp);
+	assert_int_equal(j[2].t_arrived, 3 * MS);
+	assert_true(j[3].joined && !j[3].otlp); /* its events, not the span */
+	assert_int_equal(j[3].t_sched, 4 * MS);
+	assert_false(j[4].joined);
+	ls_timeline_span_counts(tl, &got, &unjoined);
+	assert_int_equal(got, 5);
+	assert_int_equal(unjoined, 2); /* lg-3's span and the one without a key */
+	ls_timeline_free(tl);
+
+	/* with the sender's pid, a span without a key joins by process and time */
+	tl = group_timeline();
+	span(tl, 32 * MS, 21 * MS, "cmpl-other", 0, 100);
+	ls_timeline_finish(tl, &r[4], 1);
+	ls_timeline_join(tl, &r[4], 1, j);
+	assert_true(j[0].joined && j[0].otlp);
+	ls_timeline_free(tl);
+}
+
 /* A request the client abandoned: no T_end, so no total; no crash. */
 /* Not streaming: the first write follows the last token, so the request is
  * taken as scheduled at the next step boundary after T_read. */
@@ -611,6 +687,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_span_join),
 		cmocka_unit_test(test_gpu_busy_union),
 		cmocka_unit_test(test_batching),
 		cmocka_unit_test(test_send_blocked_first),

@@ -105,7 +105,12 @@ def main():
                 r["first"] = now
                 if ev:
                     ev.first_token(r["rid"])
-            tx.send_json({"xrid": r["xrid"], "i": r["done"], "last": last})
+            out = {"xrid": r["xrid"], "i": r["done"], "last": last}
+            if r["done"] == 1:  # the core's own marks, as vLLM's EngineCore reports them
+                out.update(queued=r["recv"], scheduled=r["sched"], first=r["first"])
+            if last:
+                out["last_token"] = now
+            tx.send_json(out)
             if last:
                 running.remove(r)
                 r["finish"] = time.monotonic_ns()

@@ -6,7 +6,9 @@
  * file and a live ring give the same result:
  * - a request the correlator emits waits until the newest record is
  *   GRACE_NS past its last mark (GPU records come in batches, ~100 ms late
- *   from CUPTI; engine `finished` may follow the response);
+ *   from CUPTI; engine `finished` may follow the response), OTLP_GRACE_NS
+ *   in a capture that receives engine spans (an OpenTelemetry SDK's batch
+ *   processor sends them every 5 s by default);
  * - waiting requests are attributed in batches, at most every BATCH_NS;
  * - the timeline keeps spans back to LOOKBACK_NS before the earliest instant
  *   a request not yet attributed may start at, but never more than KEEP_NS
@@ -27,9 +29,15 @@
 #define REORDER_WINDOW_NS 2000000000ull
 #define LIVE_WINDOW_NS 500000000ull
 #define GRACE_NS 2000000000ull
+#define OTLP_GRACE_NS 8000000000ull
 #define BATCH_NS 250000000ull
 #define LOOKBACK_NS 1000000000ull
 #define KEEP_NS 120000000000ull
+
+static uint64_t grace(const struct ls_analysis *a)
+{
+	return a->hdr.sources & LS_SRC_OTLP_RECV ? OTLP_GRACE_NS : GRACE_NS;
+}
 
 /* A sink's error stops the analysis: the first is kept. */
 static void sink_rc(struct ls_analysis *a, const struct ls_sink *k, int rc)
@@ -492,7 +500,7 @@ static size_t hop_hold(struct ls_analysis *a, size_t k)
 		index_build(a, &ix);
 	for (size_t i = 0; i < k && hold == k; i++) {
 		const struct ls_request *o = &a->pend[a->p0 + i];
-		if (last_mark(o) + GRACE_NS + HOP_HOLD_NS <= a->now)
+		if (last_mark(o) + grace(a) + HOP_HOLD_NS <= a->now)
 			continue;
 		if (ls_corr_open_hop(a->corr, o, true)) {
 			hold = i;
@@ -671,7 +679,7 @@ static void step(struct ls_analysis *a, bool end)
 	a->next_batch = now + BATCH_NS;
 	if (a->nprov && !end)
 		attribute_delivered(a);
-	while (a->p0 + k < a->np && (end || last_mark(&a->pend[a->p0 + k]) + GRACE_NS <= now))
+	while (a->p0 + k < a->np && (end || last_mark(&a->pend[a->p0 + k]) + grace(a) <= now))
 		k++;
 	if (!end)
 		k = hop_hold(a, k);
@@ -816,6 +824,7 @@ void ls_analysis_verdict(struct ls_analysis *a, bool ttft, struct ls_verdict *v)
 {
 	ls_verdict_from_acc(&a->vacc, ttft, ls_timeline_has_gpu(a->tl), ls_timeline_has_sched(a->tl),
 			    ls_timeline_has_engine(a->tl), v);
+	ls_timeline_span_counts(a->tl, &v->spans, &v->spans_unjoined);
 }
 
 bool ls_analysis_why_empty(const struct ls_analysis *a, uint32_t sources, char *buf, size_t len)

@@ -289,7 +289,7 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 		queued_mark = join->t_queued ? join->t_queued : join->t_arrived;
 	if (join && join->joined && join->t_sched) {
 		sched_mark = join->t_sched;
-		s->engine_source = "events";
+		s->engine_source = join->otlp ? "otlp" : "events";
 	} else if (tl && r->t_first) {
 		sched_mark = r->streaming ? ls_timeline_infer_sched(tl, r->t_read, r->t_first,
 								    r->first_tid)

@@ -58,6 +58,7 @@ static const struct {
 	[LS_REC_MAPPING] = {"mapping", sizeof(struct ls_rec_mapping)},
 	[LS_REC_PROC_INFO] = {"proc_info", sizeof(struct ls_rec_proc_info)},
 	[LS_REC_PROC_NS] = {"proc_ns", sizeof(struct ls_rec_proc_ns)},
+	[LS_REC_ENGINE_SPAN] = {"engine_span", sizeof(struct ls_rec_engine_span)},
 	[LS_REC_DROPS] = {"drops", sizeof(struct ls_rec_drops)},
 	[LS_REC_STATS] = {"stats", sizeof(struct ls_rec_stats)},
 };
@@ -103,6 +104,7 @@ static const struct {
 	{LS_SRC_SAMPLES, "cpu_samples"},
 	{LS_SRC_OFFCPU, "offcpu_stacks"},
 	{LS_SRC_TCP_XMIT, "tcp_xmit"},
+	{LS_SRC_OTLP_RECV, "otlp_receive"},
 	{LS_SRC_ATTACH_TP_BTF, "via:tp_btf"},
 };
 

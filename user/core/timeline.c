@@ -35,9 +35,11 @@ struct thread {
 struct eng_req {
 	uint32_t pid;
 	uint64_t req_id;
-	char xrid[64];
+	char xrid[64]; /* X-Request-Id; a span's gen_ai.request.id */
 	struct ls_engine_join j;
 	bool claimed;
+	bool has_trace;       /* a span's trace id (trace_id) */
+	uint8_t trace_id[16];
 };
 
 /* Kept spans: everything the attribution of a request not yet attributed
@@ -86,6 +88,11 @@ struct ls_timeline {
 	struct eng_req *ereq;
 	size_t n_ereq, cap_ereq;
 	struct ls_idmap ereq_by_id; /* value: index + 1 into ereq */
+	/* engine spans (OTLP): whole requests, received after they ended, kept
+	 * in order of arrival; how many came and how many were let go unjoined */
+	struct eng_req *sreq;
+	size_t n_sreq, cap_sreq;
+	uint64_t spans, spans_unjoined;
 	const struct ls_span_sink *sink;
 };
 
@@ -439,6 +446,35 @@ static void on_engine(struct ls_timeline *tl, const struct ls_ev_engine *e)
 	}
 }
 
+/* An engine's own span of a whole request (OTLP): inserted in order of
+ * arrival (spans come in batches, after their requests ended). */
+static void on_engine_span(struct ls_timeline *tl, const struct ls_rec_engine_span *e)
+{
+	struct eng_req *r;
+	size_t at = tl->n_sreq;
+
+	tl->spans++;
+	if (!e->t_arrived)
+		return;
+	while (at > 0 && tl->sreq[at - 1].j.t_arrived > e->t_arrived)
+		at--;
+	GROW(tl->sreq, tl->n_sreq, tl->cap_sreq);
+	memmove(tl->sreq + at + 1, tl->sreq + at, (tl->n_sreq - at) * sizeof(*tl->sreq));
+	tl->n_sreq++;
+	r = &tl->sreq[at];
+	memset(r, 0, sizeof(*r));
+	r->pid = e->h.pid;
+	memcpy(r->xrid, e->request_id, sizeof(r->xrid));
+	r->xrid[sizeof(r->xrid) - 1] = '\0';
+	memcpy(r->trace_id, e->trace_id, sizeof(r->trace_id));
+	for (int i = 0; i < 16; i++)
+		r->has_trace |= e->trace_id[i] != 0;
+	r->j = (struct ls_engine_join){.t_arrived = e->t_arrived, .t_queued = e->t_queued,
+				       .t_sched = e->t_sched, .t_first = e->t_first,
+				       .t_finish = e->t_finish, .prompt_tokens = e->prompt_tokens,
+				       .otlp = true};
+}
+
 void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec)
 {
 	switch (rec->type) {
@@ -454,6 +490,10 @@ void ls_timeline_add(struct ls_timeline *tl, const struct ls_hdr *rec)
 		break;
 	case LS_EV_GPU_LAUNCH:
 		count_launcher(tl, rec->tid);
+		break;
+	case LS_REC_ENGINE_SPAN:
+		if (rec->size >= sizeof(struct ls_rec_engine_span))
+			on_engine_span(tl, (const void *)rec);
 		break;
 	case LS_EV_ENGINE:
 		on_engine(tl, (const void *)rec);
@@ -589,6 +629,12 @@ void ls_timeline_retire(struct ls_timeline *tl, uint64_t t)
 			if (tl->ereq_by_id.keys[i])
 				tl->ereq_by_id.vals[i] = (void *)((uintptr_t)tl->ereq_by_id.vals[i] - k);
 	}
+	for (k = 0; k < tl->n_sreq && tl->sreq[k].j.t_arrived < t; k++)
+		tl->spans_unjoined += !tl->sreq[k].claimed;
+	if (k) {
+		memmove(tl->sreq, tl->sreq + k, (tl->n_sreq - k) * sizeof(*tl->sreq));
+		tl->n_sreq -= k;
+	}
 }
 
 void ls_timeline_finish(struct ls_timeline *tl, const struct ls_request *reqs, size_t n)
@@ -720,7 +766,17 @@ const char *ls_timeline_comm(const struct ls_timeline *tl, uint32_t pid)
 
 bool ls_timeline_has_engine(const struct ls_timeline *tl)
 {
-	return tl->n_ev > 0;
+	return tl->n_ev > 0 || tl->spans > 0;
+}
+
+void ls_timeline_span_counts(const struct ls_timeline *tl, uint64_t *received, uint64_t *unjoined)
+{
+	uint64_t u = tl->spans_unjoined;
+
+	for (size_t i = 0; i < tl->n_sreq; i++)
+		u += !tl->sreq[i].claimed;
+	*received = tl->spans;
+	*unjoined = u;
 }
 
 bool ls_timeline_has_sched(const struct ls_timeline *tl)
@@ -728,14 +784,14 @@ bool ls_timeline_has_sched(const struct ls_timeline *tl)
 	return tl->saw_sched;
 }
 
-/* The first engine request arriving at or after t. */
-static size_t first_at(const struct ls_timeline *tl, uint64_t t)
+/* The first of n engine requests v arriving at or after t. */
+static size_t first_at(const struct eng_req *v, size_t n, uint64_t t)
 {
-	size_t lo = 0, hi = tl->n_ereq;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (tl->ereq[mid].j.t_arrived < t)
+		if (v[mid].j.t_arrived < t)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -769,41 +825,104 @@ void ls_timeline_join_peek(struct ls_timeline *tl, const struct ls_request *reqs
 	join(tl, reqs, n, out, true);
 }
 
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The request's traceparent (00-<32 hex trace id>-...) names this trace. */
+static bool same_trace(const struct ls_request *r, const uint8_t id[16])
+{
+	const char *t = r->traceparent;
+
+	if (strlen(t) < 35 || t[2] != '-')
+		return false;
+	for (int i = 0; i < 16; i++) {
+		int hi = hexval(t[3 + 2 * i]), lo = hexval(t[4 + 2 * i]);
+		if (hi < 0 || lo < 0 || (hi << 4 | lo) != id[i])
+			return false;
+	}
+	return true;
+}
+
+static bool id_char(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* An engine's request id holds the X-Request-Id as a whole word (vLLM:
+ * "cmpl-<id>-0", "chatcmpl-<id>"): not followed or preceded by a letter or
+ * digit, so "lg-1" is not found in "cmpl-lg-10-0". */
+static bool id_holds(const char *eng_id, const char *xrid)
+{
+	size_t n = strlen(xrid);
+
+	if (!n)
+		return false;
+	for (const char *p = strstr(eng_id, xrid); p; p = strstr(p + 1, xrid))
+		if ((p == eng_id || !id_char(p[-1]) || !id_char(xrid[0])) &&
+		    (!id_char(p[n]) || !id_char(xrid[n - 1])))
+			return true;
+	return false;
+}
+
+/* Whether engine request x (one of the events' if !span, else a span)
+ * belongs to request r, in this pass: 0 by id (X-Request-Id, a span's
+ * traceparent or request id), 1 by process and time. */
+static bool joins(const struct eng_req *x, const struct ls_request *r, bool span, int pass)
+{
+	if (pass == 1)
+		return !(x->xrid[0] && r->x_request_id[0]) && x->pid && x->pid == r->pid;
+	if (!span)
+		return r->x_request_id[0] && !strcmp(x->xrid, r->x_request_id);
+	return (x->has_trace && same_trace(r, x->trace_id)) ||
+	       (r->x_request_id[0] && id_holds(x->xrid, r->x_request_id));
+}
+
+/* In precedence (DESIGN §11): the engine's events by id, its spans by id,
+ * events by process and time, spans by process and time; each pass in order
+ * of T_read, each engine request to one request. */
 static void join(struct ls_timeline *tl, const struct ls_request *reqs, size_t n,
 		 struct ls_engine_join *out, bool peek)
 {
 	size_t *took = peek ? calloc(n ? n : 1, sizeof(*took)) : NULL, ntook = 0;
+	bool *took_span = peek ? calloc(n ? n : 1, sizeof(*took_span)) : NULL;
 	const uint64_t slack = 1000000; /* the app may fire `arrived` before its read returns */
 	struct order_ix *ord = malloc((n ? n : 1) * sizeof(*ord));
 
-	if (!ord || (peek && !took))
+	if (!ord || (peek && (!took || !took_span)))
 		abort();
 	memset(out, 0, n * sizeof(*out));
 	for (size_t i = 0; i < n; i++)
 		ord[i] = (struct order_ix){reqs[i].t_read, i};
 	qsort(ord, n, sizeof(*ord), order_cmp);
-	/* By X-Request-Id first, then by time, both in order of T_read. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t k = 0; k < n; k++) {
+	for (int step = 0; step < 4; step++) {
+		int pass = step / 2;
+		bool span = step & 1;
+		struct eng_req *v = span ? tl->sreq : tl->ereq;
+		size_t nv = span ? tl->n_sreq : tl->n_ereq;
+
+		for (size_t k = 0; k < n && nv; k++) {
 			const struct ls_request *r = &reqs[ord[k].i];
 			struct ls_engine_join *o = &out[ord[k].i];
 			uint64_t from = r->t_read > slack ? r->t_read - slack : 0;
 			uint64_t until = r->t_out ? r->t_out : UINT64_MAX;
 
-			if (o->joined || !r->t_read || (pass == 0 && !r->x_request_id[0]))
+			if (o->joined || !r->t_read ||
+			    (pass == 0 && !r->x_request_id[0] && (!span || !r->traceparent[0])))
 				continue;
-			for (size_t e = first_at(tl, from); e < tl->n_ereq; e++) {
-				struct eng_req *x = &tl->ereq[e];
+			for (size_t e = first_at(v, nv, from); e < nv; e++) {
+				struct eng_req *x = &v[e];
 				if (x->j.t_arrived > until)
 					break;
-				if (x->claimed)
-					continue;
-				if (pass == 0 ? strcmp(x->xrid, r->x_request_id)
-					      : (x->xrid[0] && r->x_request_id[0]) || x->pid != r->pid)
+				if (x->claimed || !joins(x, r, span, pass))
 					continue;
 				x->claimed = true;
-				if (peek)
+				if (peek) {
+					took_span[ntook] = span;
 					took[ntook++] = e;
+				}
 				*o = x->j;
 				o->joined = true;
 				break;
@@ -811,8 +930,9 @@ static void join(struct ls_timeline *tl, const struct ls_request *reqs, size_t n
 		}
 	}
 	for (size_t i = 0; i < ntook; i++) /* a peek leaves them to the final join */
-		tl->ereq[took[i]].claimed = false;
+		(took_span[i] ? tl->sreq : tl->ereq)[took[i]].claimed = false;
 	free(took);
+	free(took_span);
 	free(ord);
 }
 
@@ -924,6 +1044,7 @@ void ls_timeline_free(struct ls_timeline *tl)
 	ls_spans_free(&tl->launcher_oncpu);
 	ls_quant_free(&tl->runq.q);
 	free(tl->ereq);
+	free(tl->sreq);
 	ls_idmap_free(&tl->ereq_by_id);
 	free(tl);
 }

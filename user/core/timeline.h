@@ -111,6 +111,9 @@ bool ls_timeline_has_gpu(const struct ls_timeline *tl);
 const struct ls_gpu_summary *ls_timeline_gpu_summary(const struct ls_timeline *tl);
 const char *ls_timeline_gpu_source(const struct ls_timeline *tl);
 bool ls_timeline_has_engine(const struct ls_timeline *tl);
+/* Engine spans (OTLP) received, and those let go or still held that
+ * joined no request. */
+void ls_timeline_span_counts(const struct ls_timeline *tl, uint64_t *received, uint64_t *unjoined);
 /* A process's name from the capture's process records, NULL if none. */
 const char *ls_timeline_comm(const struct ls_timeline *tl, uint32_t pid);
 bool ls_timeline_has_sched(const struct ls_timeline *tl);
@@ -129,11 +132,14 @@ struct ls_engine_join {
 	/* without engine events: when a single-slot application's slot freed
 	 * for the request (the analysis sets it, DESIGN §11), 0 when unknown */
 	uint64_t t_slot;
+	bool otlp; /* from the engine's own span (record --otlp-receive), not its events */
 };
 
-/* Joins each request to an engine request: by X-Request-Id, else by process
- * and time (the first unclaimed engine arrival at or after T_read - 1 ms,
- * before T_out). out[i] for reqs[i]. */
+/* Joins each request to an engine request: by X-Request-Id (an engine
+ * span's request id holding it as a word, or its trace id the request's
+ * traceparent's), else by process and time (the first unclaimed engine
+ * arrival at or after T_read - 1 ms, before T_out); engine events before
+ * spans. out[i] for reqs[i]. */
 void ls_timeline_join(struct ls_timeline *tl, const struct ls_request *reqs, size_t n,
 		      struct ls_engine_join *out);
 /* The same, claiming nothing (a provisional split: the final join later

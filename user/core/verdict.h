@@ -39,6 +39,9 @@ struct ls_verdict {
 	 * the shares of their summed TTFT and latency spent inside it */
 	size_t proxied;
 	double proxy_ttft_share, proxy_share;
+	/* the engine's own spans (record --otlp-receive): received, and those
+	 * that joined no request */
+	uint64_t spans, spans_unjoined;
 };
 
 struct ls_tick {

@@ -119,8 +119,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	return ret;
 }
 
-/* "ADDR:PORT", "[ADDR6]:PORT", ":PORT" or "PORT" into a socket address. */
-static int parse_listen(const char *spec, struct sockaddr_storage *ss, char *err, size_t len)
+int ls_parse_listen(const char *flag, const char *spec, struct sockaddr_storage *ss, char *err,
+		    size_t len)
 {
 	char host[128] = "127.0.0.1";
 	const char *colon = strrchr(spec, ':');
@@ -155,7 +155,7 @@ static int parse_listen(const char *spec, struct sockaddr_storage *ss, char *err
 	a4->sin_port = htons(port);
 	return 0;
 bad:
-	snprintf(err, len, "--metrics %s: expected [ADDR:]PORT, e.g. 127.0.0.1:9464 or [::1]:9464",
+	snprintf(err, len, "%s %s: expected [ADDR:]PORT, e.g. 127.0.0.1:9464 or [::1]:9464", flag,
 		 spec);
 	return -1;
 }
@@ -179,14 +179,17 @@ int ls_live_serve(struct ls_live *l, const char *spec, char *err, size_t len)
 	 * 20 of them no longer deny every scrape (16 connections, 10 s once) */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
 
-	if (parse_listen(spec, &ss, err, len))
+	if (ls_parse_listen("--metrics", spec, &ss, err, len))
 		return -1;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	/* the logger first: libmicrohttpd warns through its own otherwise (it
+	 * did, once per daemon, and the warning was counted as an error) */
 	l->mhd = MHD_start_daemon(flags, ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL,
-				  answer, l, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				  answer, l, MHD_OPTION_EXTERNAL_LOGGER, http_log, l,
+				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				  MHD_OPTION_CONNECTION_LIMIT, 512u, MHD_OPTION_CONNECTION_TIMEOUT, 3u,
-				  MHD_OPTION_EXTERNAL_LOGGER, http_log, l, MHD_OPTION_END);
+				  MHD_OPTION_END);
 	if (!l->mhd) {
 		snprintf(err, len, "--metrics %s: cannot listen there (in use, or not an address "
 			 "of this host?)", spec);

@@ -50,6 +50,11 @@ void ls_live_tick(struct ls_live *l, uint64_t now, uint64_t drops, uint64_t stac
 /* Serves GET /metrics on ADDR:PORT (IPv4 or [IPv6]; default address
  * 127.0.0.1 when only :PORT or PORT is given). 0, or -1 with a reason. */
 int ls_live_serve(struct ls_live *l, const char *spec, char *err, size_t len);
+/* "ADDR:PORT", "[ADDR6]:PORT", ":PORT" or "PORT" (address 127.0.0.1) into a
+ * socket address. 0, or -1 with err naming flag. */
+struct sockaddr_storage;
+int ls_parse_listen(const char *flag, const char *spec, struct sockaddr_storage *ss, char *err,
+		    size_t len);
 /* Stops serving; ends the analysis (what waits is split and counted). */
 void ls_live_finish(struct ls_live *l);
 void ls_live_free(struct ls_live *l);

@@ -284,6 +284,22 @@ static bool body_gpu(FILE *out, const struct ls_hdr *rec, bool json)
 		   e->kind < 8 ? kinds[e->kind] : "?", e->arg, xr);
 		break;
 	}
+	case LS_REC_ENGINE_SPAN: {
+		const struct ls_rec_engine_span *e = (const void *)rec;
+		char id[65], tid[33];
+		SAFE(id, e->request_id);
+		for (int i = 0; i < 16; i++)
+			snprintf(tid + 2 * i, 3, "%02x", e->trace_id[i]);
+		KV(",\"request_id\":\"%s\",\"trace_id\":\"%s\",\"t_arrived\":%llu,\"t_queued\":%llu,"
+		   "\"t_sched\":%llu,\"t_first\":%llu,\"t_finish\":%llu,\"prompt_tokens\":%u,"
+		   "\"completion_tokens\":%u",
+		   "request_id=%s trace_id=%s arrived=%llu queued=%llu sched=%llu first=%llu "
+		   "finish=%llu prompt_tokens=%u completion_tokens=%u",
+		   id, tid, (unsigned long long)e->t_arrived, (unsigned long long)e->t_queued,
+		   (unsigned long long)e->t_sched, (unsigned long long)e->t_first,
+		   (unsigned long long)e->t_finish, e->prompt_tokens, e->completion_tokens);
+		break;
+	}
 	case LS_EV_GPU: {
 		const struct ls_ev_gpu *e = (const void *)rec;
 		static const char *const kinds[] = {"?", "kernel", "memcpy", "memset", "sync"};

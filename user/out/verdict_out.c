@@ -80,6 +80,9 @@ void ls_verdict_print(FILE *out, const struct ls_verdict *v)
 		fprintf(out, "; batch at scheduling mean %.1f max %u", v->batch_mean, v->batch_max);
 	if (v->joined)
 		fprintf(out, "; %zu preempted", v->preempted);
+	if (v->spans)
+		fprintf(out, "; engine spans (OTLP) %llu received, %llu joined no request",
+			(unsigned long long)v->spans, (unsigned long long)v->spans_unjoined);
 	fprintf(out, "\n");
 	fprintf(out, "  application: peak concurrency %d; prompt size vs TTFT correlation %s",
 		v->peak_concurrency, isnan(v->rho) ? "n/a" : "");
@@ -143,6 +146,9 @@ void ls_verdict_json(FILE *out, const struct ls_verdict *v)
 	if (v->proxied)
 		fprintf(out, "\"proxied\":%zu,\"proxy_share\":%.4f,\"proxy_ttft_share\":%.4f,",
 			v->proxied, v->proxy_share, v->proxy_ttft_share);
+	if (v->spans)
+		fprintf(out, "\"engine_spans\":{\"received\":%llu,\"unjoined\":%llu},",
+			(unsigned long long)v->spans, (unsigned long long)v->spans_unjoined);
 	fprintf(out, "\"missing\":[");
 	const char *missing[3] = {v->have_engine ? NULL : "engine", v->have_gpu ? NULL : "gpu",
 				  v->have_sched ? NULL : "sched"};

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "export/otlp.h"
+#include "live/live.h"
 #include "options.h"
 #include "probe.h"
 #include "proc.h"
@@ -55,6 +57,11 @@ void ls_rec_usage(FILE *out)
 		"                       DIR/<path>/<debuglink> (default /usr/lib/debug)\n"
 		"      --no-engine      no engine-event or GPU-shim probes (USDT uprobes cost a\n"
 		"                       trap per event; T_sched is then inferred)\n"
+		"      --otlp-receive [ADDR:]PORT  receive the engine's own request spans over\n"
+		"                       OTLP/HTTP (protobuf) at http://ADDR:PORT/v1/traces (default\n"
+		"                       address 127.0.0.1): vLLM's llm_request spans give queueing\n"
+		"                       and T_sched without patching it (README: Engines without\n"
+		"                       patches); requests then wait 8 s, not 2, for their spans\n"
 		"      --engine-lib PATH  a file with latsplit engine probes (repeatable; default:\n"
 		"                       liblatsplit-engine.so beside latsplit, in /usr/local/lib\n"
 		"                       and /usr/lib)\n"
@@ -141,6 +148,15 @@ static int parse_live(struct ls_rec_opts *o, int opt, char *optarg)
 	case 'M':
 		o->metrics = optarg;
 		break;
+	case 'Q': {
+		struct sockaddr_storage ss;
+		if (ls_parse_listen("--otlp-receive", optarg, &ss, err, sizeof(err))) {
+			ls_err("record", "%s", err);
+			return -1;
+		}
+		o->otlp_receive = optarg;
+		break;
+	}
 	case 'J':
 		if (ls_otlp_check_url(optarg, err, sizeof(err))) {
 			ls_err("record", "%s", err);
@@ -403,6 +419,7 @@ int ls_rec_opts_parse(struct ls_rec_opts *o, int argc, char **argv, bool top,
 		{"capture-bodies", no_argument, NULL, 'B'},
 		{"metrics", required_argument, NULL, 'M'},
 		{"otlp", required_argument, NULL, 'J'},
+		{"otlp-receive", required_argument, NULL, 'Q'},
 		{"flight-recorder", required_argument, NULL, 'R'},
 		{"trigger", required_argument, NULL, 'T'},
 		{"flight-dir", required_argument, NULL, 'X'},

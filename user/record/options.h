@@ -21,6 +21,7 @@ struct ls_rec_opts {
 	const char *path;              /* NULL: no capture file */
 	bool path_given;
 	const char *metrics, *otlp_url, *debug_dir;
+	const char *otlp_receive; /* --otlp-receive [ADDR:]PORT, or NULL */
 	struct ls_flight flight;       /* its triggers, dir, margin, rate */
 	double flight_s, duration;
 	unsigned long pids[LS_MAX_PIDS], ports[LS_MAX_PORTS];

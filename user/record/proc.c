@@ -345,3 +345,48 @@ int ls_proc_listen_ports(pid_t pid, __u16 *ports, int max)
 	}
 	return nports;
 }
+
+/* The process holding the TCP socket from local port lport to remote port
+ * rport (in this network namespace), 0 when none is found. */
+pid_t ls_proc_tcp_owner(__u16 lport, __u16 rport)
+{
+	static const char *const tables[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+	unsigned long want = 0;
+	pid_t owner = 0;
+
+	for (int t = 0; t < 2 && !want; t++) {
+		char line[512];
+		FILE *f = fopen(tables[t], "re");
+
+		while (f && !want && fgets(line, sizeof(line), f)) {
+			char local[128], rem[128], *lc, *rc;
+			unsigned int lp, rp;
+			unsigned long inode;
+
+			if (sscanf(line, " %*d: %127s %127s %*x %*s %*s %*s %*u %*u %lu", local, rem,
+				   &inode) != 3)
+				continue;
+			lc = strrchr(local, ':');
+			rc = strrchr(rem, ':');
+			if (lc && rc && sscanf(lc + 1, "%x", &lp) == 1 && sscanf(rc + 1, "%x", &rp) == 1 &&
+			    lp == lport && rp == rport && inode)
+				want = inode;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (!want)
+		return 0;
+	size_t n;
+	pid_t *all = ls_proc_list(&n);
+	unsigned long inodes[1024];
+
+	for (size_t i = 0; all && i < n && !owner; i++) {
+		int k = socket_inodes(all[i], inodes, 1024);
+		for (int j = 0; j < k && !owner; j++)
+			if (inodes[j] == want)
+				owner = all[i];
+	}
+	free(all);
+	return owner;
+}

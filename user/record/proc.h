@@ -41,5 +41,8 @@ struct ls_proc_lib {
 int ls_proc_probe_libs(pid_t pid, struct ls_proc_lib *out, int max);
 /* True when pid is alive. */
 int ls_proc_alive(pid_t pid);
+/* The process holding the TCP socket from local port lport to remote port
+ * rport (this network namespace's), 0 when none is found. */
+pid_t ls_proc_tcp_owner(__u16 lport, __u16 rport);
 
 #endif

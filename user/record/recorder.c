@@ -378,6 +378,11 @@ static void write_record(struct ls_recorder *r, const struct ls_hdr *h)
 
 /* A process forked (ppid its parent) or a new image (ppid 0), for the
  * session's look at the files it maps. */
+void ls_recorder_write(void *ctx, const struct ls_hdr *h)
+{
+	write_record(ctx, h);
+}
+
 static void proc_new(struct ls_recorder *r, pid_t pid, pid_t ppid)
 {
 	if (r->nproc_new >= LS_PROC_NEW_MAX) {

@@ -100,6 +100,9 @@ struct ls_recorder {
 int ls_recorder_on_record(void *ctx, void *data, size_t size);
 /* A process's table entry (pid, ppid, comm, exe, redacted cmdline), built in
  * r->procbuf. false when the process is gone. */
+/* A record user space made (ctx: the recorder) into the capture and the
+ * live taps. */
+void ls_recorder_write(void *ctx, const struct ls_hdr *h);
 bool ls_recorder_proc_info(struct ls_recorder *r, pid_t pid);
 /* Whether pid was announced already (add: and remember it). */
 bool ls_recorder_known_pid(struct ls_recorder *r, pid_t pid, bool add);

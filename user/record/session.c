@@ -19,6 +19,7 @@
 #include "export/otlp.h"
 #include "grow.h"
 #include "live.h"
+#include "otlp_recv.h"
 #include "probe.h"
 #include "proc.h"
 #include "session.h"
@@ -35,6 +36,7 @@ struct ls_session {
 	struct ls_file_hdr hdr;
 	struct ls_live live;
 	struct ls_otlp *otlp;
+	struct ls_otlp_recv *otlp_recv; /* --otlp-receive */
 	struct ls_top_window recent; /* top's screen */
 	bool track_all;
 	int ntargets; /* -p's (the --port owners follow them in o->pids) */
@@ -408,7 +410,8 @@ static int open_outputs(struct ls_session *s, int argc, char **argv)
 		}
 	}
 	ls_file_hdr_init(&s->hdr, argc + 1, argv - 1);
-	s->hdr.sources = ls_bpf_sources(r->bpf) | (o->offcpu ? LS_SRC_OFFCPU : 0);
+	s->hdr.sources = ls_bpf_sources(r->bpf) | (o->offcpu ? LS_SRC_OFFCPU : 0) |
+			 (o->otlp_receive ? LS_SRC_OTLP_RECV : 0);
 	r->symbolize = o->symbolize;
 	r->capture_bodies = o->capture_bodies;
 	r->sym = ls_sym_new();
@@ -435,7 +438,20 @@ static int open_outputs(struct ls_session *s, int argc, char **argv)
 		ls_flight_init(&o->flight, &s->hdr, err, sizeof(err));
 		r->taps[r->ntaps++] = (struct ls_tap){ls_flight_record, &o->flight};
 	}
+	if (o->otlp_receive &&
+	    !(s->otlp_recv = ls_otlp_recv_start(o->otlp_receive, s->hdr.realtime_ns,
+						s->hdr.monotonic_ns, err, sizeof(err)))) {
+		ls_err("record", "%s", err);
+		return -1;
+	}
 	return o->live_on ? start_live(s) : 0;
+}
+
+/* Engine spans received since the last look go into the capture. */
+static void take_spans(struct ls_session *s)
+{
+	if (s->otlp_recv)
+		ls_otlp_recv_take(s->otlp_recv, ls_recorder_write, &s->r);
 }
 
 /* The ports followed, the command started (held until everything is
@@ -568,6 +584,7 @@ static void run(struct ls_session *s)
 			ls_err("record", "reading the ring buffer: %s", strerror(-n));
 			break;
 		}
+		take_spans(s);
 		if (now - last_scan >= SCAN_NS) {
 			probe_scan(s, false);
 			last_scan = now;
@@ -634,6 +651,12 @@ static void stop_tracing(struct ls_session *s)
 	}
 	if (s->raw_tty)
 		tcsetattr(0, TCSANOW, &s->tio_old);
+	if (s->otlp_recv) { /* what came before the end belongs to the capture */
+		ls_otlp_recv_stop(s->otlp_recv);
+		take_spans(s);
+		ls_otlp_recv_summary(s->otlp_recv, err, sizeof(err));
+		fprintf(stderr, "latsplit record: %s\n", err);
+	}
 	s->stop_ts = ls_now_ns(); /* tracing ends; stacks and symbols follow */
 	ls_bpf_detach(r->bpf);
 	ls_recorder_flush_held(r, UINT64_MAX);
@@ -775,6 +798,7 @@ out:
 	if (o->live_on)
 		ls_live_free(&s->live);
 	ls_otlp_free(s->otlp);
+	ls_otlp_recv_free(s->otlp_recv);
 	ls_top_free(&s->recent);
 	ls_flight_free(&o->flight);
 	ls_bpf_stop(s->r.bpf);
