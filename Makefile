@@ -53,7 +53,7 @@ CUDA_HOME ?= /usr/local/cuda
 HAVE_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h)
 CUPTI_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))
 TOOLS := $(BUILD)/liblatsplit-engine.so $(BUILD)/mock-engine $(BUILD)/loadgen $(BUILD)/runq-load \
-	 $(BUILD)/flame-capture $(BUILD)/live-replay $(BUILD)/event-fields
+	 $(BUILD)/flame-capture $(BUILD)/live-replay $(BUILD)/event-fields $(BUILD)/llama-shaped
 ifneq ($(HAVE_CUPTI),)
 ifneq ($(CUPTI_LIB),)
 TOOLS += $(BUILD)/liblatsplit-cupti.so $(BUILD)/cupti-emit
@@ -177,6 +177,11 @@ $(BUILD)/event-fields: tests/helpers/event_fields.c include/latsplit/events.h | 
 $(BUILD)/loadgen: tools/loadgen.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lpthread
+
+# a llama.cpp-shaped CPU server (its own truth; frame pointers for stacks)
+$(BUILD)/llama-shaped: tools/servers/llama-shaped.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -fno-omit-frame-pointer -o $@ $< -lpthread
 
 # the analysis library (core + out), for helpers and benches that need more
 # than the capture format

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "http.h"
@@ -436,6 +437,27 @@ static void test_forwarded(void **state)
 	assert_non_null(strstr(err, "--trusted-proxy 'bogus'"));
 }
 
+/* llama.cpp's timings in a body: the numbers the report uses; an object
+ * with text in it, or cut short, is none. */
+static void test_timings(void **state)
+{
+	struct ls_http_timings t;
+	const char *ok = "data: {\"x\":1,\"timings\":{\"prompt_n\":14,\"prompt_ms\":0.564,"
+			 "\"prompt_per_token_ms\":0.040,\"predicted_n\":3,\"predicted_ms\":6.125}}";
+	const char *text = "{\"timings\":{\"prompt_ms\":\"1\"}}", *cut = "{\"timings\":{\"prompt_ms\":1";
+	const char *later = "{\"timings\":{\"a\":\"b\"},\"timings\":{\"prompt_ms\":2}}";
+
+	(void)state;
+	assert_true(ls_http_find_timings((const uint8_t *)ok, strlen(ok), &t));
+	assert_true(t.prompt_ms == 0.564 && t.predicted_ms == 6.125);
+	assert_int_equal(t.prompt_n, 14);
+	assert_int_equal(t.predicted_n, 3);
+	assert_false(ls_http_find_timings((const uint8_t *)text, strlen(text), &t));
+	assert_false(ls_http_find_timings((const uint8_t *)cut, strlen(cut), &t));
+	assert_true(ls_http_find_timings((const uint8_t *)later, strlen(later), &t));
+	assert_true(t.prompt_ms == 2 && isnan(t.predicted_ms));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_sse_events_beyond_capture),
 		cmocka_unit_test(test_resync_mid_stream),
 		cmocka_unit_test(test_forwarded),
+		cmocka_unit_test(test_timings),
 	};
 	return cmocka_run_group_tests_name("http", tests, NULL, NULL);
 }

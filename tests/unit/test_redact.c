@@ -118,6 +118,18 @@ static void test_bodies(void **state)
 	ls_scrub_body(&mid, true, (uint8_t *)m2, strlen(m2), strlen(m2));
 	assert_string_equal(m1, "*********************");
 	assert_string_equal(m2, "HTTP/1.1 204 No Content\r\n\r\n");
+
+	/* an engine's timings and usage (numbers under its own keys) are kept;
+	 * an object that holds text, or is cut, is not */
+	struct ls_body_conn eng = {0};
+	char e0[] = "HTTP/1.1 200 OK\r\nContent-Length: 144\r\n\r\n"
+		    "{\"text\":\"secret\",\"usage\":{\"prompt_tokens\":9},\"timings\":{\"prompt_ms\":1.5,"
+		    "\"predicted_n\":2, \"predicted_ms\":3e1},\"x\":{\"a\":\"secret\"},\"timings\":{\"p\":1";
+	ls_scrub_body(&eng, true, (uint8_t *)e0, strlen(e0), strlen(e0));
+	assert_non_null(strstr(e0, "\r\n\r\n*****************\"usage\":{\"prompt_tokens\":9}*"
+				    "\"timings\":{\"prompt_ms\":1.5,\"predicted_n\":2, \"predicted_ms\":3e1}***"));
+	assert_null(strstr(e0, "secret"));
+	assert_null(strstr(e0, "\"p\":1"));
 }
 
 int main(void)

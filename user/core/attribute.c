@@ -33,6 +33,7 @@
  * Missing sources make their parts null: no GPU records, no compute or
  * transfer claimed; no scheduler events, no host or queueing.cpu.
  */
+#include <math.h>
 #include <string.h>
 
 #include "attribute.h"
@@ -244,6 +245,34 @@ static const char *gap_cause(const struct ls_request *r, const struct ls_spans *
 	return names[best];
 }
 
+/* The engine's own timings in its response (llama.cpp: prompt_ms, the
+ * prompt's processing, then predicted_ms of generation): it began the
+ * prompt prompt_ms before its first token, written at T_first when it
+ * streams, else predicted_ms before the last write. 0 without timings or
+ * when they do not fit in [T_read, T_first]. */
+static uint64_t timings_sched(const struct ls_request *r)
+{
+	double before;
+	uint64_t first, back;
+
+	if (!r->has_timings || !isfinite(r->eng_prompt_ms) || r->eng_prompt_ms < 0 || !r->t_read ||
+	    !r->t_first)
+		return 0;
+	first = r->t_first;
+	if (!r->streaming) {
+		if (!isfinite(r->eng_predicted_ms) || r->eng_predicted_ms < 0 || !r->t_out)
+			return 0;
+		back = (uint64_t)llround(r->eng_predicted_ms * 1e6);
+		if (back > r->t_out - r->t_read)
+			return 0;
+		first = r->t_out - back;
+	}
+	before = r->eng_prompt_ms * 1e6;
+	if (before > (double)(first - r->t_read))
+		return r->t_read; /* it began as it read: no queue */
+	return first - (uint64_t)llround(before);
+}
+
 /* The split; with emit, the instants of the served window (of the TTFT
  * window when emit_ttft) are also handed out by class. */
 static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
@@ -290,6 +319,8 @@ static void attribute(const struct ls_request *r, const struct ls_timeline *tl,
 	if (join && join->joined && join->t_sched) {
 		sched_mark = join->t_sched;
 		s->engine_source = join->otlp ? "otlp" : "events";
+	} else if ((sched_mark = timings_sched(r))) {
+		s->engine_source = "timings";
 	} else if (tl && r->t_first) {
 		sched_mark = r->streaming ? ls_timeline_infer_sched(tl, r->t_read, r->t_first,
 								    r->first_tid)

@@ -5,6 +5,8 @@
  * the same callbacks as the whole stream.
  */
 #include <ctype.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -156,12 +158,90 @@ static void sse_bytes(struct ls_http_parser *p, const uint8_t *d, size_t n)
 	p->pos = base;
 }
 
+size_t ls_http_numbers_object(const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+
+	if (n < 2 || b[i++] != '{')
+		return 0;
+	for (;;) {
+		size_t k;
+		while (i < n && b[i] == ' ')
+			i++;
+		if (i < n && b[i] == '}')
+			return i + 1;
+		if (i >= n || b[i++] != '"')
+			return 0;
+		for (k = i; i < n && ((b[i] >= 'a' && b[i] <= 'z') || isdigit(b[i]) || b[i] == '_'); i++)
+			;
+		if (i == k || i + 1 >= n || b[i++] != '"' || b[i++] != ':')
+			return 0;
+		while (i < n && b[i] == ' ')
+			i++;
+		for (k = i; i < n && (isdigit(b[i]) || b[i] == '.' || b[i] == '-' || b[i] == '+' ||
+				      b[i] == 'e' || b[i] == 'E');
+		     i++)
+			;
+		if (i == k)
+			return 0;
+		while (i < n && b[i] == ' ')
+			i++;
+		if (i < n && b[i] == ',')
+			i++;
+		else if (i >= n || b[i] != '}')
+			return 0;
+	}
+}
+
+bool ls_http_find_timings(const uint8_t *b, size_t n, struct ls_http_timings *t)
+{
+	static const char key[] = "\"timings\":";
+	const size_t kl = sizeof(key) - 1;
+
+	for (const uint8_t *p = memmem(b, n, key, kl); p;
+	     p = memmem(p + 1, n - (p + 1 - b), key, kl)) {
+		const uint8_t *o = p + kl;
+		size_t ol = ls_http_numbers_object(o, n - (o - b));
+		if (!ol)
+			continue;
+		*t = (struct ls_http_timings){.prompt_ms = NAN, .predicted_ms = NAN};
+		for (size_t i = 1; i < ol;) { /* "name":number pairs, checked above */
+			const uint8_t *name = memchr(o + i, '"', ol - i);
+			if (!name)
+				break;
+			const uint8_t *ne = memchr(name + 1, '"', ol - (name + 1 - o));
+			size_t nl = ne - name - 1;
+			char num[32];
+			const uint8_t *v = ne + 2, *ve = v;
+			while (ve < o + ol && *ve != ',' && *ve != '}')
+				ve++;
+			snprintf(num, sizeof(num), "%.*s", (int)(ve - v), (const char *)v);
+			double d = strtod(num, NULL);
+			if (nl == 9 && !memcmp(name + 1, "prompt_ms", 9))
+				t->prompt_ms = d;
+			else if (nl == 12 && !memcmp(name + 1, "predicted_ms", 12))
+				t->predicted_ms = d;
+			else if (nl == 8 && !memcmp(name + 1, "prompt_n", 8) && d >= 0 && d < 4e9)
+				t->prompt_n = (uint32_t)d;
+			else if (nl == 11 && !memcmp(name + 1, "predicted_n", 11) && d >= 0 && d < 4e9)
+				t->predicted_n = (uint32_t)d;
+			i = ve - o + 1;
+		}
+		return true;
+	}
+	return false;
+}
+
 /* Body bytes at p->pos: known when d != NULL. Advances p->pos past them. */
 static void body_bytes(struct ls_http_parser *p, const uint8_t *d, size_t n)
 {
+	struct ls_http_timings t;
+
 	if (!n)
 		return;
 	body_start(p);
+	if (d && p->cb->timings && ls_http_find_timings(d, n, &t))
+		p->cb->timings(p->ctx, &t);
 	if (p->sse && d) {
 		sse_bytes(p, d, n);
 	} else if (p->sse) {

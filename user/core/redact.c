@@ -215,6 +215,36 @@ static size_t start_message(struct ls_body_conn *c, bool is_response, const uint
 	return hl;
 }
 
+/* Body bytes become '*', but for an engine's numbers: a whole "timings" or
+ * "usage" object of numbers (llama.cpp's prompt_ms/predicted_ms, token
+ * counts) is kept, as the report reads them. Returns the bytes starred. */
+static size_t star_body(uint8_t *b, size_t n)
+{
+	static const char *const keep[] = {"\"timings\":", "\"usage\":"};
+	size_t count = 0, i = 0;
+
+	while (i < n) {
+		size_t next = n, len = 0;
+		for (int k = 0; k < 2; k++) {
+			size_t kl = strlen(keep[k]);
+			const uint8_t *p = memmem(b + i, n - i, keep[k], kl);
+			while (p) {
+				size_t at = p - b, ol = ls_http_numbers_object(p + kl, n - at - kl);
+				if (ol) {
+					if (at < next)
+						next = at, len = kl + ol;
+					break;
+				}
+				p = memmem(p + 1, n - at - 1, keep[k], kl);
+			}
+		}
+		memset(b + i, '*', next - i);
+		count += next - i;
+		i = next + len;
+	}
+	return count;
+}
+
 /* Event-stream bytes: data lines keep "data:" (and "[DONE]"). */
 static size_t scrub_sse(struct ls_body_state *st, uint8_t *b, size_t n)
 {
@@ -222,8 +252,11 @@ static size_t scrub_sse(struct ls_body_state *st, uint8_t *b, size_t n)
 
 	for (size_t i = 0; i < n;) {
 		if (st->in_data) {
-			for (; i < n && b[i] != '\n' && b[i] != '\r'; i++, count++)
-				b[i] = '*';
+			size_t e = i;
+			while (e < n && b[e] != '\n' && b[e] != '\r')
+				e++;
+			count += star_body(b + i, e - i);
+			i = e;
 			if (i < n)
 				st->in_data = false;
 			continue;
@@ -293,8 +326,7 @@ size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, siz
 	while (at < n) {
 		if (st->body_left) {
 			size_t k = n - at < st->body_left ? n - at : st->body_left;
-			memset(buf + at, '*', k);
-			count += k;
+			count += star_body(buf + at, k);
 			at += k;
 			st->body_left -= k;
 			continue;

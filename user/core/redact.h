@@ -43,7 +43,10 @@ int ls_redact_args(char *buf, size_t len);
  *  - in a text/event-stream response, every "data:" line keeps "data:" and a
  *    "[DONE]" marker (what counts tokens), the rest becomes '*'; chunk-size
  *    lines, blank lines and other fields are kept;
- *  - heads themselves are kept (minus credentials, ls_redact_http).
+ *  - heads themselves are kept (minus credentials, ls_redact_http);
+ *  - in either kind of body, a whole "timings" or "usage" object of numbers
+ *    alone (llama.cpp's prompt_ms/predicted_ms, token counts: the engine's
+ *    own keys and numbers, no text) is kept for the report.
  * Limits: a chunked request body, or a chunked response that is not an
  * event stream, is kept (no LLM API we know sends one); bytes beyond the
  * captured prefix are never stored anyway.

@@ -588,6 +588,18 @@ static void tx_lost(void *ctx, const char *why)
 	cn->tx_cur = 0;
 }
 
+static void tx_timings(void *ctx, const struct ls_http_timings *t)
+{
+	struct conn *cn = ctx;
+	struct ls_request *r = tx_req(cn);
+
+	if (r) {
+		r->has_timings = true;
+		r->eng_prompt_ms = t->prompt_ms;
+		r->eng_predicted_ms = t->predicted_ms;
+	}
+}
+
 static const struct ls_http_cb rx_cb = {
 	.begin = rx_begin, .head = rx_head, .end = rx_end, .lost = rx_lost};
 static const struct ls_http_cb tx_cb = {.begin = tx_begin,
@@ -595,7 +607,8 @@ static const struct ls_http_cb tx_cb = {.begin = tx_begin,
 					.body_start = tx_body_start,
 					.event = tx_event,
 					.end = tx_end,
-					.lost = tx_lost};
+					.lost = tx_lost,
+					.timings = tx_timings};
 
 /* ---- HTTP/2: each stream is a request ---- */
 

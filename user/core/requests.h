@@ -85,6 +85,10 @@ struct ls_request {
 
 	uint64_t bytes_in, bytes_out;
 	uint32_t tokens;
+	/* the engine's own timings in the response (llama.cpp): prompt
+	 * processing and generation, ms (NAN: that one not given) */
+	bool has_timings;
+	double eng_prompt_ms, eng_predicted_ms;
 	uint32_t retransmits; /* segments (same unit as TcpRetransSegs) */
 	uint32_t resets;
 	uint32_t srtt_min_us, srtt_max_us, srtt_avg_us;

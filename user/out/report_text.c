@@ -44,7 +44,7 @@ struct ls_report_text {
 	const char *path;
 	bool ttft, print;
 	size_t top;
-	size_t n, outcomes[LS_REQ_NOUTCOMES], n_events, n_inferred, n_otlp;
+	size_t n, outcomes[LS_REQ_NOUTCOMES], n_events, n_inferred, n_otlp, n_timings;
 	uint64_t total_sum, ttft_sum;
 	struct {
 		struct ls_quant q;
@@ -186,6 +186,7 @@ static int text_request(void *ctx, const struct ls_request_view *vw)
 	t->n_events += !strcmp(s->engine_source, "events");
 	t->n_inferred += !strcmp(s->engine_source, "inferred");
 	t->n_otlp += !strcmp(s->engine_source, "otlp");
+	t->n_timings += !strcmp(s->engine_source, "timings");
 	uint64_t v[ROW_N];
 	v[ROW_TOTAL] = s->total;
 	v[ROW_TTFT] = s->ttft;
@@ -400,12 +401,15 @@ void ls_report_text_print(FILE *rout, struct ls_report_text *t, struct ls_analys
 		fprintf(rout, "\n  %llu HTTP/2 connections met mid-flight: their streams are partial (the "
 		       "header compression state began before the capture, so no header can be read)",
 		       (unsigned long long)cst->conns_h2_midflight);
-	char otlp[64] = "";
-	if (t->n_otlp)
-		snprintf(otlp, sizeof(otlp), ", %zu by the engine's OTLP spans", t->n_otlp);
+	char otlp[128] = ""; /* sources only some engines give: named when used */
+	if (t->n_otlp || t->n_timings)
+		snprintf(otlp, sizeof(otlp), "%s%.0zu%s%s%.0zu%s", t->n_otlp ? ", " : "", t->n_otlp,
+			 t->n_otlp ? " by the engine's OTLP spans" : "", t->n_timings ? ", " : "",
+			 t->n_timings, t->n_timings ? " by the timings in its responses" : "");
 	fprintf(rout, "\n  engine: %zu joined by events%s, %zu inferred from the GPU timeline, %zu none; "
 	       "gpu: %s; scheduler: %s\n",
-	       t->n_events, otlp, t->n_inferred, t->n - t->n_events - t->n_otlp - t->n_inferred,
+	       t->n_events, otlp, t->n_inferred,
+	       t->n - t->n_events - t->n_otlp - t->n_timings - t->n_inferred,
 	       ls_timeline_gpu_source(tl), ls_timeline_has_sched(tl) ? "yes" : "no");
 	size_t in_ct = 0;
 	for (size_t k = 0; k < t->ncts; k++)
