@@ -73,3 +73,31 @@ PY
 
 run stream --stream
 run json
+
+# One connection: no queue; the server's time is its own CPU compute (in
+# ggml_compute_forward_mul_mat, as llama.cpp's): the verdict names host and
+# its advice the model's compute on the CPU (ggml/BLAS frames), not
+# tokenisation. Truth: the server does nothing else between a request's
+# read and its last token but that loop.
+d=$T/cpu
+rm -f "$T/ready"
+"$LS" record -o "$d.data" -F 199 -- "$SERVER" --port $PORT --slots 1 --truth "$d.truth" \
+  --ready-file "$T/ready" 2>"$d.data.log" &
+RPID=$!
+CLEANUP+=("kill -INT $RPID")
+if wait_for_file "$T/ready" 10; then
+  "$LOADGEN" --host 127.0.0.1 --port $PORT --id-prefix cpu- -o "$d.lg" -c 1 -n 24 --stream \
+    --max-tokens 8 --prompt-bytes 2000 2>/dev/null
+  stop_recording 0.5
+  "$LS" report --json "$d.data" 2>/dev/null | tail -1 >"$d.verdict"
+  "$LS" report "$d.data" >"$d.txt" 2>&1
+  res=$($PY -c 'import json,sys; v=json.load(open(sys.argv[1])); c=v.get("cpu_compute") or {}
+print(v.get("dominant"), round(100*c.get("share",0),1), c.get("frame","-"), "ggml/BLAS" in v.get("remedy",""))' "$d.verdict")
+  read -r dom share frame advice <<<"$res"
+  check "engine_timings.cpu_compute: host dominates ($dom); ${share}% of the server's CPU samples in ggml/BLAS frames (most: $frame); the advice names the model's compute ($advice)" \
+    [ "$dom" = host -a "${share%.*}" -ge 50 -a "$frame" = ggml_compute_forward_mul_mat -a "$advice" = True ]
+  check "engine_timings.cpu_compute.text: the text verdict says it ($(grep -o "the engine's own compute: .*" "$d.txt"))" \
+    grep -q "the engine's own compute: .* ggml/BLAS frames (most: ggml_compute_forward_mul_mat)" "$d.txt"
+else
+  fail "engine_timings.cpu_compute: server did not start"
+fi

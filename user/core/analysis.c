@@ -722,6 +722,7 @@ static void dispatch(struct ls_analysis *a, const struct ls_hdr *rec)
 	}
 	ls_corr_add(a->corr, rec);
 	ls_timeline_add(a->tl, rec);
+	ls_cpuwork_add(&a->cpuwork, rec, a->tl);
 	for (size_t i = 0; i < a->nsinks && !a->failed; i++)
 		if (a->sinks[i].record)
 			sink_rc(a, &a->sinks[i], a->sinks[i].record(a->sinks[i].ctx, rec));
@@ -825,6 +826,8 @@ void ls_analysis_verdict(struct ls_analysis *a, bool ttft, struct ls_verdict *v)
 	ls_verdict_from_acc(&a->vacc, ttft, ls_timeline_has_gpu(a->tl), ls_timeline_has_sched(a->tl),
 			    ls_timeline_has_engine(a->tl), v);
 	ls_timeline_span_counts(a->tl, &v->spans, &v->spans_unjoined);
+	v->cpu_compute_share = ls_cpuwork_share(&a->cpuwork, v->cpu_compute_frame,
+						sizeof(v->cpu_compute_frame));
 }
 
 bool ls_analysis_why_empty(const struct ls_analysis *a, uint32_t sources, char *buf, size_t len)
@@ -886,6 +889,7 @@ void ls_analysis_free(struct ls_analysis *a)
 	ls_order_free(a->ord);
 	ls_timeline_free(a->tl);
 	ls_verdict_acc_free(&a->vacc);
+	ls_cpuwork_free(&a->cpuwork);
 	ls_reader_close(a->rd);
 	memset(a, 0, sizeof(*a));
 }

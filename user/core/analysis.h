@@ -22,6 +22,7 @@
 #include "order.h"
 #include "requests.h"
 #include "timeline.h"
+#include "cpuwork.h"
 #include "verdict.h"
 
 /* One request as the sinks see it. The pointers are valid during the call
@@ -84,6 +85,7 @@ struct ls_analysis {
 	__u64 drops, stack_errors, first_ts, last_ts;
 	__u64 late; /* records later than the ordering window (released anyway) */
 	struct ls_verdict_acc vacc;
+	struct ls_cpuwork cpuwork; /* the group's samples in ggml/BLAS frames */
 	/* the reading loop's state */
 	struct ls_order *ord;
 	struct ls_corr *corr;

@@ -81,6 +81,16 @@ const char *ls_verdict_remedy(int p)
 	}
 }
 
+const char *ls_verdict_advice(const struct ls_verdict *v)
+{
+	if (v->best == P_HOST && v->cpu_compute_share >= 0.3)
+		return "the engine computes on the CPU (ggml/BLAS frames: see host): the model's own "
+		       "work, not the serving stack; offload to a GPU (llama.cpp -ngl), a smaller or "
+		       "more quantised model, threads matched to the physical cores (-t), fewer "
+		       "parallel slots per core";
+	return ls_verdict_remedy(v->best);
+}
+
 static int tick_cmp(const struct ls_tick *x, const struct ls_tick *y)
 {
 	if (x->t != y->t)
@@ -143,6 +153,7 @@ void ls_verdict_acc_add(struct ls_verdict_acc *a, const struct ls_request *r,
 		a->aborted++;
 	a->unparsed += r->outcome == LS_REQ_UNPARSED;
 	a->retrans += r->retransmits;
+	a->timed += s && s->engine_source && !strcmp(s->engine_source, "timings");
 	if (j && j->joined) {
 		a->joined++;
 		a->preempted += j->preemptions > 0;
@@ -222,7 +233,7 @@ void ls_verdict_from_acc(struct ls_verdict_acc *a, bool ttft, bool have_gpu, boo
 	memset(v, 0, sizeof(*v));
 	v->ttft = ttft;
 	v->n = a->n;
-	v->have_engine = have_engine;
+	v->have_engine = have_engine || a->timed; /* timings are the engine's own word */
 	v->have_gpu = have_gpu;
 	v->have_sched = have_sched;
 	v->best = -1;

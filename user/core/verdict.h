@@ -42,6 +42,10 @@ struct ls_verdict {
 	/* the engine's own spans (record --otlp-receive): received, and those
 	 * that joined no request */
 	uint64_t spans, spans_unjoined;
+	/* the engine group's CPU samples in ggml/BLAS frames (its own compute
+	 * on the CPU), and the most common such frame; 0 and "" when none */
+	double cpu_compute_share;
+	char cpu_compute_frame[64];
 };
 
 struct ls_tick {
@@ -54,6 +58,7 @@ struct ls_tick {
  * before a horizon no later request can start at are swept as it moves). */
 struct ls_verdict_acc {
 	size_t n, aborted, unparsed, preempted, joined, nbatch, nagle;
+	size_t timed; /* split by the timings in their responses (an engine source) */
 	size_t proxied; /* with network.proxy: [0] latency, [1] TTFT sums below */
 	double proxy_whole[2], proxy_part[2];
 	unsigned long long retrans;
@@ -84,6 +89,10 @@ void ls_verdict_acc_free(struct ls_verdict_acc *a);
 const char *ls_verdict_part_name(int p);
 int ls_verdict_part_comp(int p);
 const char *ls_verdict_remedy(int p);
+/* The advice for this verdict: the dominant part's, but host time of an
+ * engine that computes on the CPU (ggml/BLAS in >= 30% of its samples) is
+ * the model's compute, not tokenisation. */
+const char *ls_verdict_advice(const struct ls_verdict *v);
 /* The dominant sub-part's name ("host", "other" too), or NULL. */
 const char *ls_verdict_dominant(const struct ls_verdict *v);
 /* Its one line, "verdict: PART dominates ..." (user/out/verdict_out.c). */

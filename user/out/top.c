@@ -197,6 +197,6 @@ void ls_top_render(FILE *out, struct ls_top_window *w, const struct ls_top_statu
 			ls_verdict_part_name(v.best), 100.0 * v.part[v.best] / v.whole,
 			ls_comp_name(ls_verdict_part_comp(v.best)),
 			100.0 * v.comp[ls_verdict_part_comp(v.best)] / v.whole,
-			ls_verdict_remedy(v.best));
+			ls_verdict_advice(&v));
 	fflush(out);
 }

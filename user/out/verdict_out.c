@@ -95,6 +95,10 @@ void ls_verdict_print(FILE *out, const struct ls_verdict *v)
 	fprintf(out, "  host:        on CPU %s, waiting for a CPU (queueing.cpu) %s, socket queueing "
 		     "%s, other %s\n",
 		P(8, P_HOST), P(9, LS_S_Q_CPU), P(10, LS_S_Q_SOCKET), P(11, P_OTHER));
+	if (v->cpu_compute_share > 0)
+		fprintf(out, "               the engine's own compute: %.1f%% of its CPU samples in "
+			     "ggml/BLAS frames (most: %s)\n",
+			100 * v->cpu_compute_share, v->cpu_compute_frame);
 #undef P
 #undef C
 	if (!v->have_engine || !v->have_gpu || !v->have_sched)
@@ -102,7 +106,7 @@ void ls_verdict_print(FILE *out, const struct ls_verdict *v)
 			v->have_engine ? "" : "engine events (queueing.engine inferred or absent) ",
 			v->have_gpu ? "" : "GPU timings (no compute/transfer) ",
 			v->have_sched ? "" : "scheduler events (no host/queueing.cpu) ");
-	fprintf(out, "%s\n  try: %s\n", line, ls_verdict_remedy(best));
+	fprintf(out, "%s\n  try: %s\n", line, ls_verdict_advice(v));
 }
 
 void ls_verdict_json(FILE *out, const struct ls_verdict *v)
@@ -117,7 +121,7 @@ void ls_verdict_json(FILE *out, const struct ls_verdict *v)
 		     "\"component_share\":%.4f,",
 		ls_verdict_part_name(v->best), ls_comp_name(ls_verdict_part_comp(v->best)), v->part[v->best] / v->whole,
 		v->comp[ls_verdict_part_comp(v->best)] / v->whole);
-	ls_json_kv_str(out, "remedy", ls_verdict_remedy(v->best), true);
+	ls_json_kv_str(out, "remedy", ls_verdict_advice(v), true);
 	fprintf(out, "\"components\":{");
 	/* what no source observed is null, never 0 */
 	for (int c = 0; c < LS_C_N; c++)
@@ -149,6 +153,11 @@ void ls_verdict_json(FILE *out, const struct ls_verdict *v)
 	if (v->spans)
 		fprintf(out, "\"engine_spans\":{\"received\":%llu,\"unjoined\":%llu},",
 			(unsigned long long)v->spans, (unsigned long long)v->spans_unjoined);
+	if (v->cpu_compute_share > 0) {
+		fprintf(out, "\"cpu_compute\":{\"share\":%.4f,", v->cpu_compute_share);
+		ls_json_kv_str(out, "frame", v->cpu_compute_frame, false);
+		fprintf(out, "},");
+	}
 	fprintf(out, "\"missing\":[");
 	const char *missing[3] = {v->have_engine ? NULL : "engine", v->have_gpu ? NULL : "gpu",
 				  v->have_sched ? NULL : "sched"};
