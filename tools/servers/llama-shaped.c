@@ -14,7 +14,10 @@
  *
  * Truth (--truth FILE, JSON lines, CLOCK_MONOTONIC ns): per request its
  * X-Request-Id, received (its last byte read), slot (a slot took it: the
- * queue ends, prompt processing begins), first_token (sampled), finished.
+ * queue ends, prompt processing begins), first_token (sampled), finished,
+ * and written: when the write that carried the first token (streamed) or
+ * the answer (not) returned, so a checker knows how late after the token
+ * (after the last one: last_token) its write was.
  *
  *   llama-shaped --port N [--slots 1] [--prompt-us-per-token 40]
  *                [--token-us 3000] [--truth FILE] [--ready-file FILE]
@@ -40,7 +43,7 @@ struct task {
 	char xrid[80];
 	int prompt_tokens, max_tokens;
 	bool stream;
-	unsigned long long received, slot, first, finished;
+	unsigned long long received, slot, first, last, written, finished;
 	bool done;
 	struct task *next;
 };
@@ -141,6 +144,8 @@ static void serve(struct task *t)
 			snprintf(ev, sizeof(ev), "data: {\"choices\":[{\"text\":\" tok%d\",\"index\":0,"
 				 "\"finish_reason\":null}],\"object\":\"text_completion\"}\n\n", i);
 			ok = chunk(t->fd, ev);
+			if (i == 1)
+				t->written = now_ns();
 		} else if (strlen(text) + 16 < sizeof(text)) {
 			snprintf(text + strlen(text), sizeof(text) - strlen(text), " tok%d", i);
 		}
@@ -157,13 +162,16 @@ static void serve(struct task *t)
 		int n = snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 				 "Content-Length: %d\r\nConnection: keep-alive\r\n\r\n%s", bl, body);
 		ok = write_all(t->fd, resp, (size_t)n);
+		t->written = now_ns();
 	}
+	t->last = last;
 	t->finished = now_ns();
 	if (truth) {
 		pthread_mutex_lock(&lock);
 		fprintf(truth, "{\"x_request_id\":\"%s\",\"received\":%llu,\"slot\":%llu,\"first_token\":%llu,"
-			"\"finished\":%llu,\"prompt_tokens\":%d}\n", t->xrid, t->received, t->slot, t->first,
-			t->finished, t->prompt_tokens);
+			"\"last_token\":%llu,\"written\":%llu,\"finished\":%llu,\"prompt_tokens\":%d,"
+			"\"stream\":%s}\n", t->xrid, t->received, t->slot, t->first, t->last, t->written,
+			t->finished, t->prompt_tokens, t->stream ? "true" : "false");
 		fflush(truth);
 		pthread_mutex_unlock(&lock);
 	}
