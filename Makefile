@@ -29,7 +29,7 @@ CFLAGS ?= -O2 -g
 LIBSTDCXX := -l:libstdc++.so.6
 # what the core library (user/core) links: HPACK, C++ names
 CORE_LIBS := -lnghttp2 $(LIBSTDCXX)
-LDLIBS := -lbpf -ldw -lelf -lz -lpthread -lm -lmicrohttpd -lprotobuf-c -lcurl $(CORE_LIBS)
+LDLIBS := -lbpf -ldw -lelf -lz -lpthread -lm -lmicrohttpd -lprotobuf-c -ljson-c -lcurl $(CORE_LIBS)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages that building and running latsplit
 # need: compilers, libbpf and bpftool, libelf/libdw/zlib, libmicrohttpd,
-# protobuf-c (compiler and library) and libcurl for OTLP export, and
+# protobuf-c (compiler and library) and libcurl for OTLP export, json-c for
+# OTLP/HTTP JSON received, and
 # what `make demo` uses (nftables, iproute2 and ethtool for its network
 # namespaces, python3). What only the tests use is
 # tools/install-test-deps.sh, which `make test` runs. Idempotent: when
@@ -13,6 +14,7 @@ set -euo pipefail
 PKGS=(
   make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config
   systemtap-sdt-dev libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libnghttp2-dev
+  libjson-c-dev
   nftables iproute2 ethtool python3 binutils procps
 )
 

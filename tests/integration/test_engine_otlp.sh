@@ -73,13 +73,20 @@ run spans ""
 # vLLM's default: a random request id; the client's traceparent is the
 # span's trace id, and the join goes by it
 run traced "--span-random-id" --traceparent
+# OTLP/HTTP's JSON encoding (hex ids, 64-bit integers as strings)
+run json "--otlp-json --span-random-id" --traceparent
 
-# the receiver refuses a JSON body and says what to set
+# what is not OTLP traces: another media type is refused with what is read,
+# bodies that are not OTLP get 400, an empty JSON export is fine; counted
 msg=$("$LS" record -o "$T/refuse.data" -d 3 --port 1 --otlp-receive $OTLP_PORT 2>&1 >/dev/null &
   sleep 1.5
-  curl -s -X POST -H 'Content-Type: application/json' -d '{}' "http://127.0.0.1:$OTLP_PORT/v1/traces"; echo
-  curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/x-protobuf' \
-    --data-binary 'not protobuf' "http://127.0.0.1:$OTLP_PORT/v1/traces"; echo; wait)
-check "engine_otlp.refused: a JSON body is refused with what to set, a body that is not OTLP gets 400, both counted ($(tr '\n' ' ' <<<"$msg" | cut -c1-300))" \
-  bash -c 'grep -q "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf" <<<"$1" && grep -qx 400 <<<"$1" &&
-    grep -q "1 bodies not OTLP, 1 requests refused" <<<"$1"' _ "$msg"
+  curl -s -X POST -H 'Content-Type: text/plain' -d 'x' "http://127.0.0.1:$OTLP_PORT/v1/traces"; echo
+  for b in 'not protobuf' '{"resourceSpans": 5}' '{"resourceSpans": []}'; do
+    t=application/json; [[ $b == not* ]] && t=application/x-protobuf
+    curl -s -o /dev/null -w '%{http_code}\n' -X POST -H "Content-Type: $t" --data-binary "$b" \
+      "http://127.0.0.1:$OTLP_PORT/v1/traces"
+  done; wait)
+codes=$(grep -x '[0-9][0-9][0-9]' <<<"$msg" | tr '\n' ' ')
+check "engine_otlp.refused: text/plain refused with what is read, bodies not OTLP get 400, an empty export 200 (codes: $codes), counted ($(grep -o 'OTLP receiver: .*' <<<"$msg" | cut -c1-200))" \
+  bash -c 'grep -q "application/x-protobuf or application/json" <<<"$1" && [[ $2 == "400 400 200 " ]] &&
+    grep -q "3 export requests, 0 engine request spans kept, 0 other spans left out, 2 bodies not OTLP, 1 requests refused" <<<"$1"' _ "$msg" "$codes"

@@ -30,7 +30,8 @@ scheduled), .time_in_model_decode, .time_in_model_inference (seconds, as
 doubles), gen_ai.usage.prompt_tokens / completion_tokens; trace context from
 the request's traceparent. Spans go out in batches every --otlp-delay-ms (an
 SDK batch processor's schedule), encoded with classes protoc generates from
-the repository's official .proto files (python3-protobuf).
+the repository's official .proto files (python3-protobuf); --otlp-json sends
+OTLP's JSON encoding instead.
 """
 import argparse
 import asyncio
@@ -65,6 +66,8 @@ ap.add_argument("--ssl-certfile", help="serve HTTPS with this certificate (uvico
 ap.add_argument("--ssl-keyfile", help="... and this key")
 ap.add_argument("--otlp-traces-endpoint", help="send llm_request spans here (OTLP/HTTP protobuf)")
 ap.add_argument("--otlp-delay-ms", type=int, default=1000, help="batch schedule of the span export")
+ap.add_argument("--otlp-json", action="store_true",
+                help="send OTLP/HTTP JSON (ids in hex, enums as integers), not protobuf")
 ap.add_argument("--span-random-id", action="store_true",
                 help="gen_ai.request.id cmpl-<random>, as vLLM without --enable-request-id-headers")
 args = ap.parse_args()
@@ -127,8 +130,19 @@ class SpanExport:
                     a.value.double_value = v
                 else:
                     a.value.int_value = v
-        r = self.req.Request(self.url, data=body.SerializeToString(), method="POST",
-                             headers={"Content-Type": "application/x-protobuf"})
+        data, ctype = body.SerializeToString(), "application/x-protobuf"
+        if args.otlp_json:  # OTLP's JSON: proto3's mapping, but ids in hex, enums as integers
+            import base64
+            from google.protobuf import json_format
+            d = json_format.MessageToDict(body, use_integers_for_enums=True)
+            for rs_ in d.get("resourceSpans", []):
+                for ss_ in rs_.get("scopeSpans", []):
+                    for sp_ in ss_.get("spans", []):
+                        for k in ("traceId", "spanId", "parentSpanId"):
+                            if k in sp_:
+                                sp_[k] = base64.b64decode(sp_[k]).hex()
+            data, ctype = json.dumps(d).encode(), "application/json"
+        r = self.req.Request(self.url, data=data, method="POST", headers={"Content-Type": ctype})
         try:
             self.req.urlopen(r, timeout=5).read()
             self.sent += len(batch)

@@ -58,7 +58,7 @@ void ls_rec_usage(FILE *out)
 		"      --no-engine      no engine-event or GPU-shim probes (USDT uprobes cost a\n"
 		"                       trap per event; T_sched is then inferred)\n"
 		"      --otlp-receive [ADDR:]PORT  receive the engine's own request spans over\n"
-		"                       OTLP/HTTP (protobuf) at http://ADDR:PORT/v1/traces (default\n"
+		"                       OTLP/HTTP (protobuf, JSON) at http://ADDR:PORT/v1/traces (default\n"
 		"                       address 127.0.0.1): vLLM's llm_request spans give queueing\n"
 		"                       and T_sched without patching it (README: Engines without\n"
 		"                       patches); requests then wait 8 s, not 2, for their spans\n"

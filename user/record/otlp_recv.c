@@ -3,6 +3,7 @@
  * OTLP/HTTP trace receiver for engine request spans (see otlp_recv.h).
  */
 #include <arpa/inet.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -171,6 +172,147 @@ int ls_otlp_recv_decode(const uint8_t *body, size_t len, uint64_t realtime_ns,
 	return kept;
 }
 
+/* ---- OTLP/HTTP JSON (the protobuf messages in JSON: lowerCamelCase
+ * names, ids in hex, 64-bit integers as strings or numbers), decoded with
+ * json-c into the protobuf-c structures the protobuf path fills ---- */
+
+static json_object *jget(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v)
+		       ? v
+		       : NULL;
+}
+
+static uint64_t ju64(json_object *v)
+{
+	if (!v)
+		return 0;
+	if (json_object_is_type(v, json_type_string))
+		return strtoull(json_object_get_string(v), NULL, 10);
+	return (uint64_t)json_object_get_int64(v);
+}
+
+/* Hex id into a byte buffer: its length when it is all hex, else 0. */
+static size_t jhex(json_object *v, uint8_t *out, size_t cap)
+{
+	const char *s = v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	size_t n = strlen(s);
+
+	if (!n || n % 2 || n / 2 > cap)
+		return 0;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned int b;
+		if (sscanf(s + 2 * i, "%2x", &b) != 1)
+			return 0;
+		out[i] = (uint8_t)b;
+	}
+	return n / 2;
+}
+
+#define JSON_MAX_ATTRS 64
+
+/* One JSON span into the protobuf-c form, then as a protobuf span. */
+static bool json_span(json_object *js, uint64_t realtime_ns, uint64_t monotonic_ns,
+		      struct ls_rec_engine_span *s)
+{
+	Opentelemetry__Proto__Common__V1__KeyValue kv[JSON_MAX_ATTRS], *kvp[JSON_MAX_ATTRS];
+	Opentelemetry__Proto__Common__V1__AnyValue av[JSON_MAX_ATTRS];
+	Span sp = OPENTELEMETRY__PROTO__TRACE__V1__SPAN__INIT;
+	json_object *attrs = jget(js, "attributes");
+	uint8_t tid[16];
+	size_t n = 0, na = attrs && json_object_is_type(attrs, json_type_array)
+				   ? json_object_array_length(attrs)
+				   : 0;
+
+	for (size_t i = 0; i < na && n < JSON_MAX_ATTRS; i++) {
+		json_object *a = json_object_array_get_idx(attrs, i), *key = jget(a, "key"),
+			    *val = jget(a, "value"), *x;
+		if (!key || !json_object_is_type(key, json_type_string) || !val)
+			continue;
+		opentelemetry__proto__common__v1__key_value__init(&kv[n]);
+		opentelemetry__proto__common__v1__any_value__init(&av[n]);
+		kv[n].key = (char *)json_object_get_string(key);
+		kv[n].value = &av[n];
+		if ((x = jget(val, "stringValue")) && json_object_is_type(x, json_type_string)) {
+			av[n].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE;
+			av[n].string_value = (char *)json_object_get_string(x);
+		} else if ((x = jget(val, "doubleValue"))) {
+			av[n].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_DOUBLE_VALUE;
+			av[n].double_value = json_object_is_type(x, json_type_string)
+						     ? strtod(json_object_get_string(x), NULL)
+						     : json_object_get_double(x);
+		} else if ((x = jget(val, "intValue"))) {
+			av[n].value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
+			av[n].int_value = json_object_is_type(x, json_type_string)
+						  ? strtoll(json_object_get_string(x), NULL, 10)
+						  : json_object_get_int64(x);
+		} else {
+			continue;
+		}
+		kvp[n] = &kv[n];
+		n++;
+	}
+	sp.n_attributes = n;
+	sp.attributes = kvp;
+	if ((sp.trace_id.len = jhex(jget(js, "traceId"), tid, sizeof(tid))))
+		sp.trace_id.data = tid;
+	sp.start_time_unix_nano = ju64(jget(js, "startTimeUnixNano"));
+	sp.end_time_unix_nano = ju64(jget(js, "endTimeUnixNano"));
+	return span_record(&sp, realtime_ns, monotonic_ns, s);
+}
+
+int ls_otlp_recv_decode_json(const uint8_t *body, size_t len, uint64_t realtime_ns,
+			     uint64_t monotonic_ns, uint32_t pid, uint64_t now,
+			     void (*emit)(void *ctx, const struct ls_rec_engine_span *s), void *ctx,
+			     uint64_t *ignored)
+{
+	struct json_tokener *tok = json_tokener_new();
+	json_object *root, *rss;
+	int kept = 0;
+
+	*ignored = 0;
+	if (!tok)
+		return -1;
+	root = len <= INT32_MAX ? json_tokener_parse_ex(tok, (const char *)body, (int)len) : NULL;
+	if (root && json_tokener_get_parse_end(tok) < len) { /* trailing bytes */
+		json_object_put(root);
+		root = NULL;
+	}
+	json_tokener_free(tok);
+	rss = jget(root, "resourceSpans");
+	if (!root || !json_object_is_type(root, json_type_object) ||
+	    (rss && !json_object_is_type(rss, json_type_array))) {
+		json_object_put(root);
+		return -1;
+	}
+	for (size_t i = 0; rss && i < json_object_array_length(rss); i++) {
+		json_object *sss = jget(json_object_array_get_idx(rss, i), "scopeSpans");
+		for (size_t j = 0; sss && json_object_is_type(sss, json_type_array) &&
+				   j < json_object_array_length(sss);
+		     j++) {
+			json_object *spans = jget(json_object_array_get_idx(sss, j), "spans");
+			for (size_t k = 0; spans && json_object_is_type(spans, json_type_array) &&
+					   k < json_object_array_length(spans);
+			     k++) {
+				struct ls_rec_engine_span s;
+				if (!json_span(json_object_array_get_idx(spans, k), realtime_ns,
+					       monotonic_ns, &s)) {
+					(*ignored)++;
+					continue;
+				}
+				s.h.ts = now;
+				s.h.pid = pid;
+				emit(ctx, &s);
+				kept++;
+			}
+		}
+	}
+	json_object_put(root);
+	return kept;
+}
+
 static void queue_span(void *ctx, const struct ls_rec_engine_span *s)
 {
 	struct ls_otlp_recv *o = ctx; /* lock held */
@@ -302,10 +444,10 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	if (strcmp(url, "/v1/traces"))
 		return refuse(o, c, MHD_HTTP_NOT_FOUND, "only traces are received: POST /v1/traces");
 	type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-	if (type && strncasecmp(type, "application/x-protobuf", 22))
+	bool json = type && !strncasecmp(type, "application/json", 16);
+	if (type && !json && strncasecmp(type, "application/x-protobuf", 22))
 		return refuse(o, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-			      "OTLP/HTTP protobuf only: set OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="
-			      "http/protobuf");
+			      "OTLP/HTTP takes application/x-protobuf or application/json");
 	if (b->too_big)
 		return refuse(o, c, MHD_HTTP_CONTENT_TOO_LARGE, "export request over 16 MiB");
 	data = b->buf;
@@ -321,9 +463,9 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	}
 	pthread_mutex_lock(&o->lock);
 	o->posts++;
-	kept = ls_otlp_recv_decode(data ? data : (const uint8_t *)"", len, o->realtime_ns,
-				   o->monotonic_ns, conn_pid(c), ls_now_ns(), queue_span, o,
-				   &ignored);
+	kept = (json ? ls_otlp_recv_decode_json : ls_otlp_recv_decode)(
+		data ? data : (const uint8_t *)"", len, o->realtime_ns, o->monotonic_ns, conn_pid(c),
+		ls_now_ns(), queue_span, o, &ignored);
 	if (kept < 0)
 		o->undecodable++;
 	else
@@ -334,7 +476,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 		return reply(c, MHD_HTTP_BAD_REQUEST, "not an OTLP ExportTraceServiceRequest",
 			     "text/plain");
 	/* an empty ExportTraceServiceResponse: all accepted */
-	return reply(c, MHD_HTTP_OK, "", "application/x-protobuf");
+	return json ? reply(c, MHD_HTTP_OK, "{}", "application/json")
+		    : reply(c, MHD_HTTP_OK, "", "application/x-protobuf");
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * record --otlp-receive (DESIGN §11, engines without patches): an OTLP/HTTP
- * trace receiver (POST /v1/traces, application/x-protobuf, gzip or not;
- * libmicrohttpd, protobuf-c from the official .proto files) that turns an
- * engine's own request spans into capture records (LS_REC_ENGINE_SPAN).
+ * trace receiver (POST /v1/traces, application/x-protobuf or
+ * application/json, gzip or not; libmicrohttpd, protobuf-c from the
+ * official .proto files, json-c) that turns an engine's own request spans
+ * into capture records (LS_REC_ENGINE_SPAN).
  *
  * A span is an engine request span when it carries gen_ai.request.id and
  * gen_ai.latency.time_in_queue or .time_to_first_token (vLLM's llm_request;
@@ -49,5 +50,11 @@ int ls_otlp_recv_decode(const uint8_t *body, size_t len, uint64_t realtime_ns,
 			uint64_t monotonic_ns, uint32_t pid, uint64_t now,
 			void (*emit)(void *ctx, const struct ls_rec_engine_span *s), void *ctx,
 			uint64_t *ignored);
+
+/* The same from OTLP/HTTP JSON. */
+int ls_otlp_recv_decode_json(const uint8_t *body, size_t len, uint64_t realtime_ns,
+			     uint64_t monotonic_ns, uint32_t pid, uint64_t now,
+			     void (*emit)(void *ctx, const struct ls_rec_engine_span *s), void *ctx,
+			     uint64_t *ignored);
 
 #endif
