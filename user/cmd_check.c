@@ -2,7 +2,9 @@
 /*
  * `latsplit check`: which data sources this host offers, each proved by
  * loading, attaching and triggering a trivial program (bpf/probe.bpf.c).
- * Exit 0 when the minimum (privileges, BTF, tracepoints, ring buffer) holds.
+ * Exit 0 when the minimum (privileges, BTF, raw tracepoints, ring buffer) holds.
+ * record takes every kernel event from raw tracepoints (tp_btf where the
+ * kernel allows), so tracefs and perf-event tracepoints are optional.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,7 +25,7 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: latsplit check [--json]\n\n"
 		     "Probes each data source latsplit can use and says ok or why not.\n"
-		     "Exit 0 when the minimum (privileges, BTF, tracepoints, ring buffer) is\n"
+		     "Exit 0 when the minimum (privileges, BTF, raw tracepoints, ring buffer) is\n"
 		     "present, else 1.\n");
 }
 
@@ -84,8 +86,8 @@ int cmd_check(int argc, char **argv)
 		bool required;
 		const char *why_missing;
 	} progs[] = {
-		{P_TRACEPOINT, "tracepoints", true, ""},
-		{P_RAW_TP, "raw_tp", false, "fallback for tp_btf"},
+		{P_TRACEPOINT, "tracepoints", false, "optional: record uses raw_tp and tp_btf"},
+		{P_RAW_TP, "raw_tp", true, ""},
 		{P_TP_BTF, "tp_btf", false, "optional: raw_tp is used instead"},
 		{P_PERF, "perf_event", false, "CPU flame graphs need it"},
 		{P_UPROBE, "uprobes", false, "libcuda fallback needs it"},
@@ -104,7 +106,7 @@ int cmd_check(int argc, char **argv)
 		}
 		if (progs[i].which == P_TRACEPOINT && !tracefs) {
 			snprintf(r->detail, sizeof(r->detail),
-				 "tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing");
+				 "tracefs not mounted (optional: record uses raw_tp and tp_btf)");
 			continue;
 		}
 		ls_check_program(progs[i].which, r);
@@ -148,7 +150,7 @@ int cmd_check(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			printf("  %-8s %-12s %s%s\n", res[i].ok ? "ok" : "missing", res[i].name,
 			       res[i].detail, res[i].required ? " [required]" : "");
-		printf("minimum (privileges, BTF, tracepoints, ring buffer): %s\n",
+		printf("minimum (privileges, BTF, raw tracepoints, ring buffer): %s\n",
 		       minimum ? "ok" : "NOT MET");
 	}
 	if (!minimum)

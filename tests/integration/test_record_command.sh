@@ -62,7 +62,7 @@ echo old >"$T/keep.data"
 check "command.keeps_old" grep -q old "$T/keep.data.old"
 check "command.mode0600" test "$(stat -c %a "$T/keep.data")" = 600
 
-# check: exit 0 here (root, BTF, tracepoints, ring buffer); exit 1 naming
+# check: exit 0 here (root, BTF, raw tracepoints, ring buffer); exit 1 naming
 # the privilege problem for an unprivileged user.
 "$LS" check >"$T/check.txt"; rc=$?
 check "command.check_root" test $rc -eq 0
