@@ -17,7 +17,7 @@ if ! $PY -c 'import fastapi, uvicorn, zmq, numpy, uvloop, httptools, google.prot
   exit 0
 fi
 SERVER=$ROOT/tools/vllm-shaped/server.py
-PORT=18481 OTLP_PORT=18482
+PORT=18491 OTLP_PORT=18492
 
 # run NAME "SERVER-ARGS" [LOADGEN-ARGS...]: record --otlp-receive around the
 # server, 36 streamed requests on 6 connections to an engine running 2 at a

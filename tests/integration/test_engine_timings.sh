@@ -16,7 +16,7 @@ require_root engine_timings
 PY=/usr/bin/python3
 SERVER=$ROOT/build/llama-shaped
 [[ -x $SERVER ]] || { fail "engine_timings: $SERVER not built (make)"; exit 0; }
-PORT=18485
+PORT=18495
 
 run() { # NAME LOADGEN-ARGS...
   local name=$1 d=$T/$1; shift
