@@ -313,17 +313,20 @@ int ls_otlp_recv_decode_json(const uint8_t *body, size_t len, uint64_t realtime_
 	return kept;
 }
 
-static void queue_span(void *ctx, const struct ls_rec_engine_span *s)
-{
-	struct ls_otlp_recv *o = ctx; /* lock held */
+/* One export's spans, decoded before the queue's lock is taken. */
+struct decoded {
+	struct ls_rec_engine_span *v;
+	size_t n, cap;
+};
 
-	if (o->nq >= MAX_QUEUED) {
-		o->queue_full++;
-		return;
+static void keep_span(void *ctx, const struct ls_rec_engine_span *s)
+{
+	struct decoded *d = ctx;
+
+	if (d->n < MAX_QUEUED) {
+		GROW(d->v, d->n, d->cap);
+		d->v[d->n++] = *s;
 	}
-	GROW(o->q, o->nq, o->capq);
-	o->q[o->nq++] = *s;
-	o->kept++;
 }
 
 /* gzip (Content-Encoding: gzip) inflated into a new buffer; NULL when it
@@ -461,17 +464,27 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 		return refuse(o, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
 			      "Content-Encoding gzip or none only");
 	}
-	pthread_mutex_lock(&o->lock);
-	o->posts++;
+	struct decoded d = {0};
 	kept = (json ? ls_otlp_recv_decode_json : ls_otlp_recv_decode)(
 		data ? data : (const uint8_t *)"", len, o->realtime_ns, o->monotonic_ns, conn_pid(c),
-		ls_now_ns(), queue_span, o, &ignored);
-	if (kept < 0)
-		o->undecodable++;
-	else
-		o->ignored += ignored;
-	pthread_mutex_unlock(&o->lock);
+		ls_now_ns(), keep_span, &d, &ignored);
 	free(inflated);
+	pthread_mutex_lock(&o->lock);
+	o->posts++;
+	if (kept < 0) {
+		o->undecodable++;
+	} else {
+		size_t room = MAX_QUEUED - o->nq, take = d.n < room ? d.n : room;
+		o->ignored += ignored;
+		o->queue_full += (size_t)kept - take; /* past the queue's bound: dropped, counted */
+		for (size_t i = 0; i < take; i++) {
+			GROW(o->q, o->nq, o->capq);
+			o->q[o->nq++] = d.v[i];
+		}
+		o->kept += take;
+	}
+	pthread_mutex_unlock(&o->lock);
+	free(d.v);
 	if (kept < 0) /* counted as undecodable */
 		return reply(c, MHD_HTTP_BAD_REQUEST, "not an OTLP ExportTraceServiceRequest",
 			     "text/plain");
