@@ -37,6 +37,7 @@ name = sys.argv[3]
 mine = {r["x_request_id"]: r for r in recs if str(r.get("x_request_id", "")).startswith(name + "-")}
 v = [r for r in recs if r.get("type") == "verdict"][-1]
 src = sum(1 for r in mine.values() if r["sources"]["engine"] == "timings")
+usage = sum(1 for r in mine.values() if r.get("usage") == {"prompt_tokens": truth[r["x_request_id"]]["prompt_tokens"], "completion_tokens": 8})
 bad, got_sum, want_sum = [], 0, 0
 print(f"  {name}: {'id':>18s} {'queueing.engine ms':>18s} {'server queue ms':>16s}")
 for x, t in sorted(truth.items()):
@@ -59,6 +60,7 @@ for x in sorted(truth)[:4]:
 def line(ok, check, what):
     print(("PASS" if ok else "FAIL") + f" engine_timings.{name}.{check}: {what}")
 line(len(mine) == 24 and src == 24, "source", f"{src} of {len(mine)} requests split by the timings in their responses (engine: timings)")
+line(usage == 24, "usage", f"{usage} of 24 records carry the response's usage (prompt tokens as the server counted, 8 completion tokens)")
 line(len(truth) == 24 and not bad, "queueing.engine",
      f"{len(truth) - len(bad)}/{len(truth)} within max(1 ms, 5%) of the server's own queue wait"
      + (f"; off (id, got, truth, write lateness ms): {bad[:3]}" if bad else ""))

@@ -443,7 +443,8 @@ static void test_timings(void **state)
 {
 	struct ls_http_timings t;
 	const char *ok = "data: {\"x\":1,\"timings\":{\"prompt_n\":14,\"prompt_ms\":0.564,"
-			 "\"prompt_per_token_ms\":0.040,\"predicted_n\":3,\"predicted_ms\":6.125}}";
+			 "\"prompt_per_token_ms\":0.040,\"predicted_n\":3,\"predicted_ms\":6.125},"
+			 "\"usage\":{\"completion_tokens\":3,\"prompt_tokens\":14,\"total_tokens\":17}}";
 	const char *text = "{\"timings\":{\"prompt_ms\":\"1\"}}", *cut = "{\"timings\":{\"prompt_ms\":1";
 	const char *later = "{\"timings\":{\"a\":\"b\"},\"timings\":{\"prompt_ms\":2}}";
 
@@ -452,6 +453,9 @@ static void test_timings(void **state)
 	assert_true(t.prompt_ms == 0.564 && t.predicted_ms == 6.125);
 	assert_int_equal(t.prompt_n, 14);
 	assert_int_equal(t.predicted_n, 3);
+	assert_true(t.has_timings && t.has_usage);
+	assert_int_equal(t.prompt_tokens, 14);
+	assert_int_equal(t.completion_tokens, 3);
 	assert_false(ls_http_find_timings((const uint8_t *)text, strlen(text), &t));
 	assert_false(ls_http_find_timings((const uint8_t *)cut, strlen(cut), &t));
 	assert_true(ls_http_find_timings((const uint8_t *)later, strlen(later), &t));

@@ -193,10 +193,13 @@ size_t ls_http_numbers_object(const uint8_t *b, size_t n)
 	}
 }
 
-bool ls_http_find_timings(const uint8_t *b, size_t n, struct ls_http_timings *t)
+/* The first object of numbers under key ("\"name\":") in b: each of its
+ * name/number pairs to each(); false when there is none. */
+static bool find_numbers(const uint8_t *b, size_t n, const char *key,
+			 void (*each)(struct ls_http_timings *t, const uint8_t *name, size_t nl, double v),
+			 struct ls_http_timings *t)
 {
-	static const char key[] = "\"timings\":";
-	const size_t kl = sizeof(key) - 1;
+	const size_t kl = strlen(key);
 
 	for (const uint8_t *p = memmem(b, n, key, kl); p;
 	     p = memmem(p + 1, n - (p + 1 - b), key, kl)) {
@@ -204,32 +207,60 @@ bool ls_http_find_timings(const uint8_t *b, size_t n, struct ls_http_timings *t)
 		size_t ol = ls_http_numbers_object(o, n - (o - b));
 		if (!ol)
 			continue;
-		*t = (struct ls_http_timings){.prompt_ms = NAN, .predicted_ms = NAN};
 		for (size_t i = 1; i < ol;) { /* "name":number pairs, checked above */
 			const uint8_t *name = memchr(o + i, '"', ol - i);
 			if (!name)
 				break;
 			const uint8_t *ne = memchr(name + 1, '"', ol - (name + 1 - o));
-			size_t nl = ne - name - 1;
 			char num[32];
 			const uint8_t *v = ne + 2, *ve = v;
 			while (ve < o + ol && *ve != ',' && *ve != '}')
 				ve++;
 			snprintf(num, sizeof(num), "%.*s", (int)(ve - v), (const char *)v);
-			double d = strtod(num, NULL);
-			if (nl == 9 && !memcmp(name + 1, "prompt_ms", 9))
-				t->prompt_ms = d;
-			else if (nl == 12 && !memcmp(name + 1, "predicted_ms", 12))
-				t->predicted_ms = d;
-			else if (nl == 8 && !memcmp(name + 1, "prompt_n", 8) && d >= 0 && d < 4e9)
-				t->prompt_n = (uint32_t)d;
-			else if (nl == 11 && !memcmp(name + 1, "predicted_n", 11) && d >= 0 && d < 4e9)
-				t->predicted_n = (uint32_t)d;
+			each(t, name + 1, ne - name - 1, strtod(num, NULL));
 			i = ve - o + 1;
 		}
 		return true;
 	}
 	return false;
+}
+
+static bool name_is(const uint8_t *name, size_t nl, const char *want)
+{
+	return nl == strlen(want) && !memcmp(name, want, nl);
+}
+
+static uint32_t count_of(double d)
+{
+	return d >= 0 && d < 4e9 ? (uint32_t)d : 0;
+}
+
+static void timing(struct ls_http_timings *t, const uint8_t *name, size_t nl, double v)
+{
+	if (name_is(name, nl, "prompt_ms"))
+		t->prompt_ms = v;
+	else if (name_is(name, nl, "predicted_ms"))
+		t->predicted_ms = v;
+	else if (name_is(name, nl, "prompt_n"))
+		t->prompt_n = count_of(v);
+	else if (name_is(name, nl, "predicted_n"))
+		t->predicted_n = count_of(v);
+}
+
+static void usage(struct ls_http_timings *t, const uint8_t *name, size_t nl, double v)
+{
+	if (name_is(name, nl, "prompt_tokens"))
+		t->prompt_tokens = count_of(v);
+	else if (name_is(name, nl, "completion_tokens"))
+		t->completion_tokens = count_of(v);
+}
+
+bool ls_http_find_timings(const uint8_t *b, size_t n, struct ls_http_timings *t)
+{
+	*t = (struct ls_http_timings){.prompt_ms = NAN, .predicted_ms = NAN};
+	t->has_timings = find_numbers(b, n, "\"timings\":", timing, t);
+	t->has_usage = find_numbers(b, n, "\"usage\":", usage, t);
+	return t->has_timings || t->has_usage;
 }
 
 /* Body bytes at p->pos: known when d != NULL. Advances p->pos past them. */

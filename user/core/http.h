@@ -39,12 +39,15 @@ struct ls_http_msg {
 	size_t head_bytes;
 };
 
-/* An engine's own timings in a response body (llama.cpp's "timings":
- * prompt_ms, the prompt's processing; predicted_ms, the generation after
- * it; their token counts). NAN / 0 when not given. */
+/* An engine's own numbers in a response body: llama.cpp's "timings"
+ * (prompt_ms, the prompt's processing; predicted_ms, the generation after
+ * it; their token counts) and OpenAI's "usage" token counts. NAN / 0 when
+ * not given. */
 struct ls_http_timings {
+	bool has_timings, has_usage;
 	double prompt_ms, predicted_ms;
 	uint32_t prompt_n, predicted_n;
+	uint32_t prompt_tokens, completion_tokens; /* usage */
 };
 
 /*
@@ -61,7 +64,8 @@ struct ls_http_cb {
 	void (*event)(void *ctx, bool done); /* an SSE event; done: [DONE] */
 	void (*end)(void *ctx);              /* the message is complete */
 	void (*lost)(void *ctx, const char *why); /* sync lost or not HTTP */
-	/* a "timings" object of numbers in the body (whole in one write) */
+	/* a "timings" or "usage" object of numbers in the body (whole in one
+	 * write) */
 	void (*timings)(void *ctx, const struct ls_http_timings *t);
 };
 
@@ -119,7 +123,8 @@ void ls_http_first_forwarded_for(char *dst, size_t cap, const char *v, size_t n)
  * of [a-z0-9_]: an engine's own keys, never text), 0 when b does not start
  * with a whole one. */
 size_t ls_http_numbers_object(const uint8_t *b, size_t n);
-/* The first "timings" object of numbers in b into t; false when none. */
+/* The first "timings" and "usage" objects of numbers in b into t; false
+ * when neither is there. */
 bool ls_http_find_timings(const uint8_t *b, size_t n, struct ls_http_timings *t);
 /* Tells a response parser that one more request was a HEAD (no body). */
 void ls_http_expect_head(struct ls_http_parser *p);

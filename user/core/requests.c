@@ -593,10 +593,14 @@ static void tx_timings(void *ctx, const struct ls_http_timings *t)
 	struct conn *cn = ctx;
 	struct ls_request *r = tx_req(cn);
 
-	if (r) {
+	if (r && t->has_timings) {
 		r->has_timings = true;
 		r->eng_prompt_ms = t->prompt_ms;
 		r->eng_predicted_ms = t->predicted_ms;
+	}
+	if (r && t->has_usage) {
+		r->usage_prompt = t->prompt_tokens;
+		r->usage_completion = t->completion_tokens;
 	}
 }
 

@@ -89,6 +89,8 @@ struct ls_request {
 	 * processing and generation, ms (NAN: that one not given) */
 	bool has_timings;
 	double eng_prompt_ms, eng_predicted_ms;
+	/* the response's "usage" token counts, 0 when it gave none */
+	uint32_t usage_prompt, usage_completion;
 	uint32_t retransmits; /* segments (same unit as TcpRetransSegs) */
 	uint32_t resets;
 	uint32_t srtt_min_us, srtt_max_us, srtt_avg_us;

@@ -122,6 +122,13 @@ void ls_request_json(FILE *out, const struct ls_request *r, const struct ls_spli
 	kv_num(b, "bytes_in", r->bytes_in, true);
 	kv_num(b, "bytes_out", r->bytes_out, true);
 	kv_num(b, "tokens", r->tokens, true);
+	if (r->usage_prompt || r->usage_completion) { /* the response's own "usage" */
+		ls_jb_str(b, "\"usage\":{");
+		ls_jb_kv_u64(b, "prompt_tokens", r->usage_prompt ? r->usage_prompt : LS_NULL, true);
+		ls_jb_kv_u64(b, "completion_tokens",
+			     r->usage_completion ? r->usage_completion : LS_NULL, false);
+		ls_jb_str(b, "},");
+	}
 	kv_num(b, "retransmits", r->retransmits, true);
 	kv_num(b, "resets", r->resets, true);
 	kv_num(b, "srtt_us", r->srtt_avg_us, true);
