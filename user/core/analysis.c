@@ -298,8 +298,7 @@ static uint64_t last_mark(const struct ls_request *r)
 static bool hop_id(const struct ls_request *o, const struct ls_request *i)
 {
 	return (i->x_request_id[0] && !strcmp(o->x_request_id, i->x_request_id)) ||
-	       (strlen(i->traceparent) >= 35 && strlen(o->traceparent) >= 35 &&
-		!strncmp(o->traceparent + 3, i->traceparent + 3, 32));
+	       (ls_trace_id(i) && ls_trace_id(o) && !strncmp(ls_trace_id(o), ls_trace_id(i), 32));
 }
 
 static bool hop_inside(const struct ls_request *o, const struct ls_request *i)
@@ -357,7 +356,7 @@ static uint64_t ix_key(const struct ls_request *r, int kind)
 	case IX_ID:
 		return r->x_request_id[0] ? fnv(r->x_request_id, sizeof(r->x_request_id)) : 0;
 	case IX_TRACE:
-		return strlen(r->traceparent) >= 35 ? fnv(r->traceparent + 3, 32) : 0;
+		return ls_trace_id(r) ? fnv(ls_trace_id(r), 32) : 0;
 	case IX_CONN:
 		return r->conn_id;
 	default:

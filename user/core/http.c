@@ -193,21 +193,34 @@ size_t ls_http_numbers_object(const uint8_t *b, size_t n)
 	}
 }
 
+const uint8_t *ls_http_numbers_under(const uint8_t *b, size_t n, const char *key, size_t *len)
+{
+	const size_t kl = strlen(key);
+
+	for (const uint8_t *p = memmem(b, n, key, kl); p;
+	     p = memmem(p + 1, n - (p + 1 - b), key, kl)) {
+		size_t ol = ls_http_numbers_object(p + kl, n - (p + kl - b));
+		if (ol) {
+			*len = kl + ol;
+			return p;
+		}
+	}
+	return NULL;
+}
+
 /* The first object of numbers under key ("\"name\":") in b: each of its
  * name/number pairs to each(); false when there is none. */
 static bool find_numbers(const uint8_t *b, size_t n, const char *key,
 			 void (*each)(struct ls_http_timings *t, const uint8_t *name, size_t nl, double v),
 			 struct ls_http_timings *t)
 {
-	const size_t kl = strlen(key);
+	size_t len, kl = strlen(key);
+	const uint8_t *p = ls_http_numbers_under(b, n, key, &len);
 
-	for (const uint8_t *p = memmem(b, n, key, kl); p;
-	     p = memmem(p + 1, n - (p + 1 - b), key, kl)) {
+	if (p) {
 		const uint8_t *o = p + kl;
-		size_t ol = ls_http_numbers_object(o, n - (o - b));
-		if (!ol)
-			continue;
-		for (size_t i = 1; i < ol;) { /* "name":number pairs, checked above */
+		size_t ol = len - kl;
+		for (size_t i = 1; i < ol;) { /* "name":number pairs, checked */
 			const uint8_t *name = memchr(o + i, '"', ol - i);
 			if (!name)
 				break;

@@ -123,6 +123,9 @@ void ls_http_first_forwarded_for(char *dst, size_t cap, const char *v, size_t n)
  * of [a-z0-9_]: an engine's own keys, never text), 0 when b does not start
  * with a whole one. */
 size_t ls_http_numbers_object(const uint8_t *b, size_t n);
+/* Where key ("\"name\":") first stands before an object of numbers in b,
+ * and the length of both (*len); NULL when nowhere. */
+const uint8_t *ls_http_numbers_under(const uint8_t *b, size_t n, const char *key, size_t *len);
 /* The first "timings" and "usage" objects of numbers in b into t; false
  * when neither is there. */
 bool ls_http_find_timings(const uint8_t *b, size_t n, struct ls_http_timings *t);

@@ -226,17 +226,10 @@ static size_t star_body(uint8_t *b, size_t n)
 	while (i < n) {
 		size_t next = n, len = 0;
 		for (int k = 0; k < 2; k++) {
-			size_t kl = strlen(keep[k]);
-			const uint8_t *p = memmem(b + i, n - i, keep[k], kl);
-			while (p) {
-				size_t at = p - b, ol = ls_http_numbers_object(p + kl, n - at - kl);
-				if (ol) {
-					if (at < next)
-						next = at, len = kl + ol;
-					break;
-				}
-				p = memmem(p + 1, n - at - 1, keep[k], kl);
-			}
+			size_t l;
+			const uint8_t *p = ls_http_numbers_under(b + i, n - i, keep[k], &l);
+			if (p && (size_t)(p - b) < next)
+				next = p - b, len = l;
 		}
 		memset(b + i, '*', next - i);
 		count += next - i;

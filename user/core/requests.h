@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "latsplit/events.h"
 
 enum ls_outcome {
@@ -118,6 +119,13 @@ struct ls_request {
 	uint64_t in_begin, in_end, out_begin, out_end;
 	uint64_t last_token_ts;
 };
+
+/* The 32 hex digits of the request's W3C traceparent trace id
+ * (00-<trace id>-<parent>-<flags>), or NULL when it has none. */
+static inline const char *ls_trace_id(const struct ls_request *r)
+{
+	return strlen(r->traceparent) >= 35 ? r->traceparent + 3 : NULL;
+}
 
 /* Why bytes written waited before their first transmission (or were sent
  * again): Nagle (a small segment held while data was unacknowledged and

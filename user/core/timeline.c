@@ -9,8 +9,10 @@
  * other copies/memsets. Spans of every thread are kept with their process
  * and filtered to the engine group at the end, when the group is known.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "grow.h"
 #include "idmap.h"
@@ -38,8 +40,7 @@ struct eng_req {
 	char xrid[64]; /* X-Request-Id; a span's gen_ai.request.id */
 	struct ls_engine_join j;
 	bool claimed;
-	bool has_trace;       /* a span's trace id (trace_id) */
-	uint8_t trace_id[16];
+	char trace[33];       /* a span's trace id in hex, "" when none */
 };
 
 /* Kept spans: everything the attribution of a request not yet attributed
@@ -466,9 +467,12 @@ static void on_engine_span(struct ls_timeline *tl, const struct ls_rec_engine_sp
 	r->pid = e->h.pid;
 	memcpy(r->xrid, e->request_id, sizeof(r->xrid));
 	r->xrid[sizeof(r->xrid) - 1] = '\0';
-	memcpy(r->trace_id, e->trace_id, sizeof(r->trace_id));
 	for (int i = 0; i < 16; i++)
-		r->has_trace |= e->trace_id[i] != 0;
+		if (e->trace_id[i]) { /* all zero: none */
+			for (int k = 0; k < 16; k++)
+				snprintf(r->trace + 2 * k, 3, "%02x", e->trace_id[k]);
+			break;
+		}
 	r->j = (struct ls_engine_join){.t_arrived = e->t_arrived, .t_queued = e->t_queued,
 				       .t_sched = e->t_sched, .t_first = e->t_first,
 				       .t_finish = e->t_finish, .prompt_tokens = e->prompt_tokens,
@@ -825,27 +829,6 @@ void ls_timeline_join_peek(struct ls_timeline *tl, const struct ls_request *reqs
 	join(tl, reqs, n, out, true);
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* The request's traceparent (00-<32 hex trace id>-...) names this trace. */
-static bool same_trace(const struct ls_request *r, const uint8_t id[16])
-{
-	const char *t = r->traceparent;
-
-	if (strlen(t) < 35 || t[2] != '-')
-		return false;
-	for (int i = 0; i < 16; i++) {
-		int hi = hexval(t[3 + 2 * i]), lo = hexval(t[4 + 2 * i]);
-		if (hi < 0 || lo < 0 || (hi << 4 | lo) != id[i])
-			return false;
-	}
-	return true;
-}
-
 static bool id_char(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -876,7 +859,7 @@ static bool joins(const struct eng_req *x, const struct ls_request *r, bool span
 		return !(x->xrid[0] && r->x_request_id[0]) && x->pid && x->pid == r->pid;
 	if (!span)
 		return r->x_request_id[0] && !strcmp(x->xrid, r->x_request_id);
-	return (x->has_trace && same_trace(r, x->trace_id)) ||
+	return (x->trace[0] && ls_trace_id(r) && !strncasecmp(ls_trace_id(r), x->trace, 32)) ||
 	       (r->x_request_id[0] && id_holds(x->xrid, r->x_request_id));
 }
 

@@ -137,39 +137,51 @@ static bool span_record(const Span *sp, uint64_t realtime_ns, uint64_t monotonic
 	return true;
 }
 
-int ls_otlp_recv_decode(const uint8_t *body, size_t len, uint64_t realtime_ns,
-			uint64_t monotonic_ns, uint32_t pid, uint64_t now,
-			void (*emit)(void *ctx, const struct ls_rec_engine_span *s), void *ctx,
-			uint64_t *ignored)
+/* One export being decoded: where its times map, who sent it, the records
+ * kept (at most MAX_QUEUED) and the spans that were not engine requests'. */
+struct decode {
+	uint64_t realtime_ns, monotonic_ns, now;
+	uint32_t pid;
+	struct ls_rec_engine_span *v;
+	size_t n, cap;
+	uint64_t engine, ignored; /* engine request spans met; other spans */
+};
+
+static void offer(struct decode *d, const Span *sp)
+{
+	struct ls_rec_engine_span s;
+
+	if (!span_record(sp, d->realtime_ns, d->monotonic_ns, &s)) {
+		d->ignored++;
+		return;
+	}
+	d->engine++;
+	if (d->n >= MAX_QUEUED)
+		return; /* counted as dropped by the caller */
+	s.h.ts = d->now;
+	s.h.pid = d->pid;
+	GROW(d->v, d->n, d->cap);
+	d->v[d->n++] = s;
+}
+
+/* An ExportTraceServiceRequest in protobuf: false when it is not one. */
+static bool decode_protobuf(struct decode *d, const uint8_t *body, size_t len)
 {
 	Opentelemetry__Proto__Collector__Trace__V1__ExportTraceServiceRequest *req =
 		opentelemetry__proto__collector__trace__v1__export_trace_service_request__unpack(
 			NULL, len, body);
-	int kept = 0;
 
-	*ignored = 0;
 	if (!req)
-		return -1;
+		return false;
 	for (size_t i = 0; i < req->n_resource_spans; i++) {
 		const Opentelemetry__Proto__Trace__V1__ResourceSpans *rs = req->resource_spans[i];
-		for (size_t j = 0; j < rs->n_scope_spans; j++) {
-			const Opentelemetry__Proto__Trace__V1__ScopeSpans *ss = rs->scope_spans[j];
-			for (size_t k = 0; k < ss->n_spans; k++) {
-				struct ls_rec_engine_span s;
-				if (!span_record(ss->spans[k], realtime_ns, monotonic_ns, &s)) {
-					(*ignored)++;
-					continue;
-				}
-				s.h.ts = now;
-				s.h.pid = pid;
-				emit(ctx, &s);
-				kept++;
-			}
-		}
+		for (size_t j = 0; j < rs->n_scope_spans; j++)
+			for (size_t k = 0; k < rs->scope_spans[j]->n_spans; k++)
+				offer(d, rs->scope_spans[j]->spans[k]);
 	}
 	opentelemetry__proto__collector__trace__v1__export_trace_service_request__free_unpacked(req,
 												 NULL);
-	return kept;
+	return true;
 }
 
 /* ---- OTLP/HTTP JSON (the protobuf messages in JSON: lowerCamelCase
@@ -183,6 +195,19 @@ static json_object *jget(json_object *o, const char *key)
 	return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v)
 		       ? v
 		       : NULL;
+}
+
+/* o's member key when it is an array (NULL otherwise), and its length. */
+static json_object *jarray(json_object *o, const char *key)
+{
+	json_object *v = jget(o, key);
+
+	return v && json_object_is_type(v, json_type_array) ? v : NULL;
+}
+
+static size_t jlen(json_object *a)
+{
+	return a ? json_object_array_length(a) : 0;
 }
 
 static uint64_t ju64(json_object *v)
@@ -213,20 +238,17 @@ static size_t jhex(json_object *v, uint8_t *out, size_t cap)
 
 #define JSON_MAX_ATTRS 64
 
-/* One JSON span into the protobuf-c form, then as a protobuf span. */
-static bool json_span(json_object *js, uint64_t realtime_ns, uint64_t monotonic_ns,
-		      struct ls_rec_engine_span *s)
+/* One JSON span into the protobuf-c form, then offered as a protobuf one. */
+static void json_span(struct decode *d, json_object *js)
 {
 	Opentelemetry__Proto__Common__V1__KeyValue kv[JSON_MAX_ATTRS], *kvp[JSON_MAX_ATTRS];
 	Opentelemetry__Proto__Common__V1__AnyValue av[JSON_MAX_ATTRS];
 	Span sp = OPENTELEMETRY__PROTO__TRACE__V1__SPAN__INIT;
-	json_object *attrs = jget(js, "attributes");
+	json_object *attrs = jarray(js, "attributes");
 	uint8_t tid[16];
-	size_t n = 0, na = attrs && json_object_is_type(attrs, json_type_array)
-				   ? json_object_array_length(attrs)
-				   : 0;
+	size_t n = 0;
 
-	for (size_t i = 0; i < na && n < JSON_MAX_ATTRS; i++) {
+	for (size_t i = 0; i < jlen(attrs) && n < JSON_MAX_ATTRS; i++) {
 		json_object *a = json_object_array_get_idx(attrs, i), *key = jget(a, "key"),
 			    *val = jget(a, "value"), *x;
 		if (!key || !json_object_is_type(key, json_type_string) || !val)
@@ -260,21 +282,17 @@ static bool json_span(json_object *js, uint64_t realtime_ns, uint64_t monotonic_
 		sp.trace_id.data = tid;
 	sp.start_time_unix_nano = ju64(jget(js, "startTimeUnixNano"));
 	sp.end_time_unix_nano = ju64(jget(js, "endTimeUnixNano"));
-	return span_record(&sp, realtime_ns, monotonic_ns, s);
+	offer(d, &sp);
 }
 
-int ls_otlp_recv_decode_json(const uint8_t *body, size_t len, uint64_t realtime_ns,
-			     uint64_t monotonic_ns, uint32_t pid, uint64_t now,
-			     void (*emit)(void *ctx, const struct ls_rec_engine_span *s), void *ctx,
-			     uint64_t *ignored)
+/* An ExportTraceServiceRequest in OTLP's JSON: false when it is not one. */
+static bool decode_json(struct decode *d, const uint8_t *body, size_t len)
 {
 	struct json_tokener *tok = json_tokener_new();
 	json_object *root, *rss;
-	int kept = 0;
 
-	*ignored = 0;
 	if (!tok)
-		return -1;
+		return false;
 	root = len <= INT32_MAX ? json_tokener_parse_ex(tok, (const char *)body, (int)len) : NULL;
 	if (root && json_tokener_get_parse_end(tok) < len) { /* trailing bytes */
 		json_object_put(root);
@@ -285,48 +303,18 @@ int ls_otlp_recv_decode_json(const uint8_t *body, size_t len, uint64_t realtime_
 	if (!root || !json_object_is_type(root, json_type_object) ||
 	    (rss && !json_object_is_type(rss, json_type_array))) {
 		json_object_put(root);
-		return -1;
+		return false;
 	}
-	for (size_t i = 0; rss && i < json_object_array_length(rss); i++) {
-		json_object *sss = jget(json_object_array_get_idx(rss, i), "scopeSpans");
-		for (size_t j = 0; sss && json_object_is_type(sss, json_type_array) &&
-				   j < json_object_array_length(sss);
-		     j++) {
-			json_object *spans = jget(json_object_array_get_idx(sss, j), "spans");
-			for (size_t k = 0; spans && json_object_is_type(spans, json_type_array) &&
-					   k < json_object_array_length(spans);
-			     k++) {
-				struct ls_rec_engine_span s;
-				if (!json_span(json_object_array_get_idx(spans, k), realtime_ns,
-					       monotonic_ns, &s)) {
-					(*ignored)++;
-					continue;
-				}
-				s.h.ts = now;
-				s.h.pid = pid;
-				emit(ctx, &s);
-				kept++;
-			}
+	for (size_t i = 0; i < jlen(rss); i++) {
+		json_object *sss = jarray(json_object_array_get_idx(rss, i), "scopeSpans");
+		for (size_t j = 0; j < jlen(sss); j++) {
+			json_object *spans = jarray(json_object_array_get_idx(sss, j), "spans");
+			for (size_t k = 0; k < jlen(spans); k++)
+				json_span(d, json_object_array_get_idx(spans, k));
 		}
 	}
 	json_object_put(root);
-	return kept;
-}
-
-/* One export's spans, decoded before the queue's lock is taken. */
-struct decoded {
-	struct ls_rec_engine_span *v;
-	size_t n, cap;
-};
-
-static void keep_span(void *ctx, const struct ls_rec_engine_span *s)
-{
-	struct decoded *d = ctx;
-
-	if (d->n < MAX_QUEUED) {
-		GROW(d->v, d->n, d->cap);
-		d->v[d->n++] = *s;
-	}
+	return true;
 }
 
 /* gzip (Content-Encoding: gzip) inflated into a new buffer; NULL when it
@@ -412,8 +400,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	const char *type, *enc;
 	uint8_t *data, *inflated = NULL;
 	size_t len;
-	uint64_t ignored;
-	int kept;
+	bool ok;
 
 	(void)version;
 	if (!b) {
@@ -464,19 +451,19 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 		return refuse(o, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
 			      "Content-Encoding gzip or none only");
 	}
-	struct decoded d = {0};
-	kept = (json ? ls_otlp_recv_decode_json : ls_otlp_recv_decode)(
-		data ? data : (const uint8_t *)"", len, o->realtime_ns, o->monotonic_ns, conn_pid(c),
-		ls_now_ns(), keep_span, &d, &ignored);
+	/* decoded before the queue's lock is taken, then moved in */
+	struct decode d = {.realtime_ns = o->realtime_ns, .monotonic_ns = o->monotonic_ns,
+			   .now = ls_now_ns(), .pid = conn_pid(c)};
+	ok = (json ? decode_json : decode_protobuf)(&d, data ? data : (const uint8_t *)"", len);
 	free(inflated);
 	pthread_mutex_lock(&o->lock);
 	o->posts++;
-	if (kept < 0) {
+	if (!ok) {
 		o->undecodable++;
 	} else {
 		size_t room = MAX_QUEUED - o->nq, take = d.n < room ? d.n : room;
-		o->ignored += ignored;
-		o->queue_full += (size_t)kept - take; /* past the queue's bound: dropped, counted */
+		o->ignored += d.ignored;
+		o->queue_full += d.engine - take; /* past the queue's bound: dropped, counted */
 		for (size_t i = 0; i < take; i++) {
 			GROW(o->q, o->nq, o->capq);
 			o->q[o->nq++] = d.v[i];
@@ -485,7 +472,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	}
 	pthread_mutex_unlock(&o->lock);
 	free(d.v);
-	if (kept < 0) /* counted as undecodable */
+	if (!ok) /* counted as undecodable */
 		return reply(c, MHD_HTTP_BAD_REQUEST, "not an OTLP ExportTraceServiceRequest",
 			     "text/plain");
 	/* an empty ExportTraceServiceResponse: all accepted */

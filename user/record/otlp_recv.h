@@ -43,18 +43,4 @@ void ls_otlp_recv_summary(const struct ls_otlp_recv *o, char *buf, size_t len);
 void ls_otlp_recv_stop(struct ls_otlp_recv *o);
 void ls_otlp_recv_free(struct ls_otlp_recv *o);
 
-/* The decoding alone (unit tests, fuzzing): an ExportTraceServiceRequest
- * body into span records through emit. -1 when it is not one; otherwise
- * the spans kept, *ignored the others. */
-int ls_otlp_recv_decode(const uint8_t *body, size_t len, uint64_t realtime_ns,
-			uint64_t monotonic_ns, uint32_t pid, uint64_t now,
-			void (*emit)(void *ctx, const struct ls_rec_engine_span *s), void *ctx,
-			uint64_t *ignored);
-
-/* The same from OTLP/HTTP JSON. */
-int ls_otlp_recv_decode_json(const uint8_t *body, size_t len, uint64_t realtime_ns,
-			     uint64_t monotonic_ns, uint32_t pid, uint64_t now,
-			     void (*emit)(void *ctx, const struct ls_rec_engine_span *s), void *ctx,
-			     uint64_t *ignored);
-
 #endif

@@ -534,11 +534,6 @@ static void watch_targets(struct ls_recorder *r, const struct ls_hdr *h)
 	}
 }
 
-static void py_write(void *ctx, const struct ls_hdr *h)
-{
-	write_record(ctx, h);
-}
-
 /* A copied user stack: unwound now, while its process and mappings are
  * there; the addresses go to the capture, the copy does not. */
 static void unwind_raw(struct ls_recorder *r, const struct ls_ev_ustack_raw *e)
@@ -664,7 +659,7 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 		const struct ls_ev_gpu_launch *e = data;
 		use_stack(r, h->pid, e->ustack, -1);
 	} else if (h->type == LS_EV_PYSTACK && h->size >= offsetof(struct ls_ev_pystack, f)) {
-		ls_py_seen(r->py, data, py_write, r);
+		ls_py_seen(r->py, data, ls_recorder_write, r);
 	}
 	/* Process table: a new process, or a new program image. */
 	if (h->type == LS_EV_PROC_FORK) {
