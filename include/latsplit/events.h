@@ -63,6 +63,7 @@ enum ls_type {
 	LS_REC_USTACK = 134,    /* a user stack unwound by DWARF CFI (record --call-graph dwarf) */
 	LS_REC_PROC_NS = 135,   /* a process's cgroup and namespaces (its container) */
 	LS_REC_ENGINE_SPAN = 136, /* an engine's own request span, received over OTLP */
+	LS_REC_PROBE_SKIPS = 137, /* program runs the kernel skipped (recursion misses) */
 	LS_REC_MAX,
 };
 
@@ -561,6 +562,19 @@ struct ls_rec_drops {
 	__u64 total;
 	__u64 stack_errors; /* stacks not taken: stack map full, or a walk failed (ABI 3) */
 	/* __u64 per_cpu[ncpu]; */
+};
+
+/* Runs of latsplit's BPF programs that the kernel skipped, cumulative since
+ * record start (bpf_prog_info.recursion_misses): a program does not run on
+ * a CPU where its previous run has not ended. Where tracepoints are
+ * faultable (syscall tracepoints on 7.x) a preempted run of sys_enter makes
+ * another task's syscall on that CPU go unseen. `top`: the program that
+ * skipped most, and its count. */
+struct ls_rec_probe_skips {
+	struct ls_hdr h;
+	__u64 total;
+	__u64 top_n;
+	char top[32];
 };
 
 /* Last record of a capture. */

@@ -18,6 +18,7 @@
  *   attributed provisionally at the next batch, with what is known then,
  *   for the sinks that want it (live views).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -708,6 +709,23 @@ static void dispatch(struct ls_analysis *a, const struct ls_hdr *rec)
 	if (rec->type == LS_REC_DROPS && rec->size >= sizeof(struct ls_rec_drops)) {
 		a->drops = ((const struct ls_rec_drops *)rec)->total;
 		a->stack_errors = ((const struct ls_rec_drops *)rec)->stack_errors;
+	}
+	if (rec->type == LS_REC_PROBE_SKIPS && rec->size >= sizeof(struct ls_rec_probe_skips)) {
+		const struct ls_rec_probe_skips *s = (const void *)rec;
+
+		a->probe_skips = s->total;
+		a->probe_skips_top_n = s->top_n;
+		/* a program's name: [A-Za-z0-9_], anything else shown as '?' */
+		for (size_t i = 0; i < sizeof(s->top) && i + 1 < sizeof(a->probe_skips_top); i++) {
+			char c = s->top[i];
+
+			a->probe_skips_top[i] = c;
+			a->probe_skips_top[i + 1] = '\0';
+			if (!c)
+				break;
+			if (!isalnum((unsigned char)c) && c != '_')
+				a->probe_skips_top[i] = '?';
+		}
 	}
 	if (rec->type == LS_EV_ENGINE && rec->size >= sizeof(struct ls_ev_engine) &&
 	    ((const struct ls_ev_engine *)rec)->kind == LS_ENG_FINISHED)

@@ -83,6 +83,8 @@ struct ls_analysis {
 	size_t n;                    /* requests handed to the sinks */
 	size_t clipped;              /* of them, longer than the timeline kept (see .c) */
 	__u64 drops, stack_errors, first_ts, last_ts;
+	__u64 probe_skips, probe_skips_top_n; /* runs the kernel skipped (LS_REC_PROBE_SKIPS) */
+	char probe_skips_top[32];
 	__u64 late; /* records later than the ordering window (released anyway) */
 	struct ls_verdict_acc vacc;
 	struct ls_cpuwork cpuwork; /* the group's samples in ggml/BLAS frames */

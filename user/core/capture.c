@@ -59,6 +59,7 @@ static const struct {
 	[LS_REC_PROC_INFO] = {"proc_info", sizeof(struct ls_rec_proc_info)},
 	[LS_REC_PROC_NS] = {"proc_ns", sizeof(struct ls_rec_proc_ns)},
 	[LS_REC_ENGINE_SPAN] = {"engine_span", sizeof(struct ls_rec_engine_span)},
+	[LS_REC_PROBE_SKIPS] = {"probe_skips", sizeof(struct ls_rec_probe_skips)},
 	[LS_REC_DROPS] = {"drops", sizeof(struct ls_rec_drops)},
 	[LS_REC_STATS] = {"stats", sizeof(struct ls_rec_stats)},
 };

@@ -433,6 +433,15 @@ static bool body_meta(FILE *out, const struct ls_hdr *rec, bool json)
 		   (unsigned long long)e->total, e->ncpu, (unsigned long long)e->stack_errors);
 		break;
 	}
+	case LS_REC_PROBE_SKIPS: {
+		const struct ls_rec_probe_skips *e = (const void *)rec;
+		char top[sizeof(e->top) + 1];
+
+		SAFE(top, e->top);
+		KV(",\"total\":%llu,\"top\":\"%s\",\"top_n\":%llu", "total=%llu top=%s top_n=%llu",
+		   (unsigned long long)e->total, top, (unsigned long long)e->top_n);
+		break;
+	}
 	case LS_REC_STATS: {
 		const struct ls_rec_stats *e = (const void *)rec;
 		__u64 dur = e->end_ts - e->start_ts;

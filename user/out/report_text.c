@@ -376,6 +376,11 @@ void ls_report_text_print(FILE *rout, struct ls_report_text *t, struct ls_analys
 	fprintf(rout, "  ring-buffer drops: %llu; stacks not captured: %llu; capture damage: %s\n",
 	       (unsigned long long)rs->drops, (unsigned long long)rs->stack_errors,
 	       loss[0] ? loss : "none");
+	if (rs->probe_skips) /* events never made: the kernel did not run the program */
+		fprintf(rout, "  probe runs the kernel skipped: %llu (most: %s, %llu; a run met on its CPU "
+			"by its own unfinished run): the requests they touch may be partial\n",
+			(unsigned long long)rs->probe_skips, rs->probe_skips_top,
+			(unsigned long long)rs->probe_skips_top_n);
 	fprintf(rout, "  %zu requests on %llu HTTP connections (%llu opaque, %llu HTTP sync losses); "
 	       "outcomes:",
 	       t->n, (unsigned long long)cst->conns_http, (unsigned long long)cst->conns_opaque,

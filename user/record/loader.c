@@ -820,6 +820,38 @@ unsigned long long ls_bpf_drops(struct ls_bpf *b, unsigned long long *per_cpu, i
 	return total;
 }
 
+unsigned long long ls_bpf_prog_skips(struct ls_bpf *b, char *top, size_t toplen,
+				     unsigned long long *top_n)
+{
+	unsigned long long total = 0;
+
+	*top_n = 0;
+	if (toplen)
+		top[0] = '\0';
+	for (size_t i = 0; i < NSOURCES; i++) {
+		struct bpf_object *obj = sources[i].obj(b);
+		struct bpf_program *p;
+
+		if (!obj)
+			continue;
+		bpf_object__for_each_program(p, obj) {
+			struct bpf_prog_info info = {0};
+			__u32 len = sizeof(info);
+			int fd = bpf_program__fd(p);
+
+			if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ||
+			    len < offsetof(struct bpf_prog_info, recursion_misses) + sizeof(info.recursion_misses))
+				continue;
+			total += info.recursion_misses;
+			if (info.recursion_misses > *top_n) {
+				*top_n = info.recursion_misses;
+				snprintf(top, toplen, "%s", bpf_program__name(p));
+			}
+		}
+	}
+	return total;
+}
+
 struct detach_job {
 	struct bpf_link **links;
 	int n, stride, first;

@@ -70,6 +70,10 @@ int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long lon
 /* Where the Python frame walker looks in tgid (ctx: the struct ls_bpf). */
 int ls_bpf_py_set(void *ctx, __u32 tgid, const struct ls_py_proc *pp);
 unsigned long long ls_bpf_stack_errors(struct ls_bpf *b);
+/* Runs the kernel skipped, summed over every loaded program (recursion
+ * misses); the program that skipped most in top (its count in *top_n). */
+unsigned long long ls_bpf_prog_skips(struct ls_bpf *b, char *top, size_t toplen,
+				     unsigned long long *top_n);
 void ls_bpf_stop(struct ls_bpf *b);
 /* Starts detaching every program (in the background: each detach waits for
  * the kernel, ~0.1 s for a perf-event uprobe), so that what follows the

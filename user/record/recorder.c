@@ -826,6 +826,14 @@ void ls_recorder_drops(struct ls_recorder *r)
 	d->stack_errors = ls_bpf_stack_errors(r->bpf);
 	write_record(r, &d->h);
 	free(d);
+
+	struct ls_rec_probe_skips sk = {.h = {.type = LS_REC_PROBE_SKIPS, .size = sizeof(sk)}};
+
+	sk.total = ls_bpf_prog_skips(r->bpf, sk.top, sizeof(sk.top), &sk.top_n);
+	if (sk.total) { /* only once there are some: most captures have none */
+		sk.h.ts = ls_now_ns();
+		write_record(r, &sk.h);
+	}
 }
 
 void ls_recorder_free(struct ls_recorder *r)

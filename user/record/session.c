@@ -670,6 +670,14 @@ static void stop_tracing(struct ls_session *s)
 			"latsplit record: warning: %llu stacks not captured (stack map full or "
 			"collisions): raise --stack-entries, lower -F or record for less time\n",
 			stack_errs);
+	char top[32];
+	unsigned long long top_n, skips = ls_bpf_prog_skips(r->bpf, top, sizeof(top), &top_n);
+	if (skips) /* the kernel's count: events never made */
+		fprintf(stderr,
+			"latsplit record: warning: the kernel skipped %llu runs of latsplit's programs "
+			"(most: %s, %llu): a run that meets its own unfinished run on a CPU (a "
+			"preempted one, where tracepoints are faultable) is not made\n",
+			skips, top, top_n);
 	if (o->live_on) {
 		/* what waits is split now (and may still trigger a dump) */
 		ls_live_finish(&s->live);
