@@ -622,9 +622,66 @@ static __always_inline void sock_close(__u32 fd)
 		bpf_map_delete_elem(&conns, &key);
 }
 
+/*
+ * Backups for faultable syscall tracepoints. Where the syscall tracepoints
+ * are faultable (7.x), their programs run preemptible (migration off); the
+ * kernel does not start a program on a CPU where its previous run has not
+ * ended (bpf_prog_info.recursion_misses), so a run of sys_enter preempted
+ * on a CPU hides every other task's syscall there until it resumes. Each
+ * program below marks its CPU busy while it runs; its backup (`_2`, a
+ * second program, so a second recursion guard, attached after it by the
+ * loader only once the kernel reports misses) does the work only when it
+ * finds the mark set: the first was skipped for this syscall. Runs made
+ * that way are counted (sys_covered) so that only the runs neither made
+ * are reported as skipped.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2); /* 0: sys_enter running, 1: sys_exit running */
+	__type(key, __u32);
+	__type(value, __u32);
+} sys_busy SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2); /* runs the backups made: 0 enter, 1 exit */
+	__type(key, __u32);
+	__type(value, __u64);
+} sys_covered SEC(".maps");
+
+static __always_inline int sys_enter_run(struct bpf_raw_tracepoint_args *ctx);
+static __always_inline int sys_exit_run(struct bpf_raw_tracepoint_args *ctx);
+
+/* The program proper (backup false) or its backup, for direction k. */
+#define SYS_PROGRAM(name, k, run, backup)                                               \
+	SEC("raw_tp/" #name)                                                            \
+	int name##backup(struct bpf_raw_tracepoint_args *ctx)                           \
+	{                                                                               \
+		__u32 key = k, *busy = bpf_map_lookup_elem(&sys_busy, &key);            \
+		__u64 *cov;                                                             \
+                                                                                        \
+		if (!busy)                                                              \
+			return 0;                                                       \
+		if (sizeof(#backup) > 1) {                                              \
+			if (!*busy)                                                     \
+				return 0; /* the first made this run */                 \
+			cov = bpf_map_lookup_elem(&sys_covered, &key);                  \
+			if (cov)                                                        \
+				*cov += 1;                                              \
+			return run(ctx);                                                \
+		}                                                                       \
+		*busy = 1;                                                              \
+		run(ctx);                                                               \
+		*busy = 0;                                                              \
+		return 0;                                                               \
+	}
+SYS_PROGRAM(sys_enter, 0, sys_enter_run, )
+SYS_PROGRAM(sys_enter, 0, sys_enter_run, _2)
+SYS_PROGRAM(sys_exit, 1, sys_exit_run, )
+SYS_PROGRAM(sys_exit, 1, sys_exit_run, _2)
+
 /* sys_enter(regs, id) */
-SEC("raw_tp/sys_enter")
-int sys_enter(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline int sys_enter_run(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (void *)ctx->args[0];
 	long nr = ctx->args[1];
@@ -663,8 +720,7 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx)
 }
 
 /* sys_exit(regs, ret) */
-SEC("raw_tp/sys_exit")
-int sys_exit(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline int sys_exit_run(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (void *)ctx->args[0];
 	long ret = ctx->args[1], nr = syscall_nr(regs);

@@ -56,6 +56,7 @@ struct ls_bpf {
 	int ngpu_links;
 	struct bpf_link *sock_links[32];
 	int nsock_links;
+	bool sys_backups; /* ls_bpf_sys_backups tried */
 	/* uprobes (libssl, libcuda) attach as uprobe_multi links */
 	bool multi;
 	/* ls_bpf_detach's thread, running (else everything detaches on stop) */
@@ -234,6 +235,8 @@ static void start_sock(struct ls_bpf *b)
 	bpf_object__for_each_program(p, b->sock->obj) {
 		if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE)
 			continue; /* the libssl uprobes: per file (ls_bpf_tls_attach) */
+		if (p == b->sock->progs.sys_enter_2 || p == b->sock->progs.sys_exit_2)
+			continue; /* backups: ls_bpf_sys_backups, once the kernel skips runs */
 		struct bpf_link *l = bpf_program__attach(p);
 
 		if (!l || b->nsock_links == (int)(sizeof(b->sock_links) / sizeof(b->sock_links[0]))) {
@@ -820,6 +823,58 @@ unsigned long long ls_bpf_drops(struct ls_bpf *b, unsigned long long *per_cpu, i
 	return total;
 }
 
+/* A program's recursion misses (0 where the kernel does not say). */
+static unsigned long long prog_misses(struct bpf_program *p)
+{
+	struct bpf_prog_info info = {0};
+	__u32 len = sizeof(info);
+	int fd = bpf_program__fd(p);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    len < offsetof(struct bpf_prog_info, recursion_misses) + sizeof(info.recursion_misses))
+		return 0;
+	return info.recursion_misses;
+}
+
+/* Runs the syscall backups made for direction k (0 enter, 1 exit). */
+static unsigned long long sys_covered(struct ls_bpf *b, __u32 k)
+{
+	int n = libbpf_num_possible_cpus();
+	__u64 vals[n > 0 ? n : 1];
+	unsigned long long total = 0;
+
+	if (!b->sock || n <= 0 ||
+	    bpf_map__lookup_elem(b->sock->maps.sys_covered, &k, sizeof(k), vals, sizeof(vals), 0))
+		return 0;
+	for (int i = 0; i < n; i++)
+		total += vals[i];
+	return total;
+}
+
+int ls_bpf_sys_backups(struct ls_bpf *b)
+{
+	struct bpf_program *backup[2];
+	unsigned long long missed;
+	int max = (int)(sizeof(b->sock_links) / sizeof(b->sock_links[0]));
+
+	if (b->sys_backups || !b->sock || !(b->sources & LS_SRC_SOCK_IO) || b->detaching)
+		return 0;
+	missed = prog_misses(b->sock->progs.sys_enter) + prog_misses(b->sock->progs.sys_exit);
+	if (!missed)
+		return 0;
+	b->sys_backups = true; /* tried once */
+	backup[0] = b->sock->progs.sys_enter_2;
+	backup[1] = b->sock->progs.sys_exit_2;
+	for (int i = 0; i < 2; i++) {
+		struct bpf_link *l = b->nsock_links < max ? bpf_program__attach(backup[i]) : NULL;
+
+		if (!l)
+			return -1;
+		b->sock_links[b->nsock_links++] = l;
+	}
+	return 1;
+}
+
 unsigned long long ls_bpf_prog_skips(struct ls_bpf *b, char *top, size_t toplen,
 				     unsigned long long *top_n)
 {
@@ -835,16 +890,20 @@ unsigned long long ls_bpf_prog_skips(struct ls_bpf *b, char *top, size_t toplen,
 		if (!obj)
 			continue;
 		bpf_object__for_each_program(p, obj) {
-			struct bpf_prog_info info = {0};
-			__u32 len = sizeof(info);
-			int fd = bpf_program__fd(p);
+			unsigned long long m = prog_misses(p), cov = 0;
 
-			if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ||
-			    len < offsetof(struct bpf_prog_info, recursion_misses) + sizeof(info.recursion_misses))
+			/* a backup's misses lose nothing by themselves: what was
+			 * lost is the first's misses it did not make up for */
+			if (b->sock && (p == b->sock->progs.sys_enter_2 || p == b->sock->progs.sys_exit_2))
 				continue;
-			total += info.recursion_misses;
-			if (info.recursion_misses > *top_n) {
-				*top_n = info.recursion_misses;
+			if (b->sock && p == b->sock->progs.sys_enter)
+				cov = sys_covered(b, 0);
+			else if (b->sock && p == b->sock->progs.sys_exit)
+				cov = sys_covered(b, 1);
+			m = m > cov ? m - cov : 0;
+			total += m;
+			if (m > *top_n) {
+				*top_n = m;
 				snprintf(top, toplen, "%s", bpf_program__name(p));
 			}
 		}

@@ -70,6 +70,10 @@ int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long lon
 /* Where the Python frame walker looks in tgid (ctx: the struct ls_bpf). */
 int ls_bpf_py_set(void *ctx, __u32 tgid, const struct ls_py_proc *pp);
 unsigned long long ls_bpf_stack_errors(struct ls_bpf *b);
+/* Attaches the syscall programs' backups (sock.bpf.c: faultable syscall
+ * tracepoints) once the kernel has skipped runs of the syscall programs:
+ * 1 when attached now, 0 when not needed or done before, -1 on failure. */
+int ls_bpf_sys_backups(struct ls_bpf *b);
 /* Runs the kernel skipped, summed over every loaded program (recursion
  * misses); the program that skipped most in top (its count in *top_n). */
 unsigned long long ls_bpf_prog_skips(struct ls_bpf *b, char *top, size_t toplen,

@@ -26,6 +26,7 @@
 
 #define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
 #define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
+#define BACKUP_NS 20000000ull   /* skipped syscall-program runs looked for every 20 ms */
 #define SCAN_NS 100000000ull    /* new processes' probe files looked for every 100 ms */
 #define CHECKPOINT_NS 5000000000ull /* stacks and their symbols every 5 s */
 #define LIVE_TICK_NS 250000000ull /* live analysis clock, flight-recorder dumps */
@@ -564,7 +565,7 @@ static void run(struct ls_session *s)
 	struct ls_rec_opts *o = s->o;
 	struct ls_recorder *r = &s->r;
 	__u64 start = r->start_ts, last_tick = start, last_top = start, last_flush = start,
-	      last_drops = start, last_ckpt = start, last_scan = start;
+	      last_drops = start, last_ckpt = start, last_backup = start, last_scan = start;
 	__u64 top_every = o->top ? (__u64)(o->top->interval_s * 1e9) : 0;
 	__u64 end_ts = o->duration ? start + (__u64)(o->duration * 1e9) : 0;
 
@@ -588,6 +589,15 @@ static void run(struct ls_session *s)
 		if (now - last_scan >= SCAN_NS) {
 			probe_scan(s, false);
 			last_scan = now;
+		}
+		if (now - last_backup >= BACKUP_NS) { /* two bpf_obj_get_info calls */
+			int bk = ls_bpf_sys_backups(r->bpf);
+
+			if (bk && !o->top)
+				fprintf(stderr, "latsplit record: the kernel skips runs of the syscall "
+						"programs (faultable syscall tracepoints): %s\n",
+					bk > 0 ? "backup programs attached" : "backup programs failed to attach");
+			last_backup = now;
 		}
 		if (now - last_drops >= DROPS_NS) {
 			ls_recorder_drops(r);
