@@ -33,7 +33,9 @@ run() {
   CLEANUP+=("kill -INT $RPID")
   wait_for_file "$T/ready" 15 || { fail "engine_otlp.$name: server did not start"; cat "$d.data.log"; return 1; }
   "$LOADGEN" --host 127.0.0.1 --port $PORT --id-prefix "$name-" -o "$d.lg" -c 6 -n 36 --stream \
-    --max-tokens 12 --prompt-bytes 2000 "$@" 2>/dev/null
+    --max-tokens 12 --prompt-bytes 2000 "$@" 2>"$d.lg.err"
+  # a client that got nothing says why (once seen in a full run: 0 requests)
+  [[ -s $d.lg ]] || { info "engine_otlp.$name: loadgen wrote no request:"; tail -5 "$d.lg.err"; tail -5 "$d.data.log"; }
   stop_recording 2.5 # the server's span batch goes every second
   "$LS" report --json "$d.data" >"$d.jsonl" 2>"$d.report.err"
   "$LS" report "$d.data" >"$d.txt" 2>&1
