@@ -219,6 +219,8 @@ static int share_maps(struct bpf_object *dst, const struct bpf_object *src)
 	return 0;
 }
 
+static int attach_sys_backups(struct ls_bpf *b);
+
 /* The socket-I/O domain: the raw sys_enter and sys_exit tracepoints (no
  * tracefs needed). Optional: without it, TCP and scheduler events still
  * flow. */
@@ -248,6 +250,15 @@ static void start_sock(struct ls_bpf *b)
 	}
 	if (b->nsock_links)
 		b->sources |= LS_SRC_SOCK_IO;
+	/* a kernel whose tracepoints run BPF faultable (7.x: its BTF has
+	 * trace_call_bpf_faultable) skips runs of a preempted syscall program:
+	 * the backups from the start, not from the first misses */
+	const struct btf *btf = ls_vmlinux_btf();
+
+	if (b->nsock_links && btf &&
+	    btf__find_by_name_kind(btf, "trace_call_bpf_faultable", BTF_KIND_FUNC) > 0 &&
+	    attach_sys_backups(b) < 0)
+		note_missing(b, "sys_enter_2/sys_exit_2 (backups for faultable syscall tracepoints)");
 }
 
 /* A uprobe (or return uprobe) on function fn of a file: a uprobe_multi
@@ -851,20 +862,13 @@ static unsigned long long sys_covered(struct ls_bpf *b, __u32 k)
 	return total;
 }
 
-int ls_bpf_sys_backups(struct ls_bpf *b)
+/* The syscall programs' backups, attached once: 1, or -1 on failure. */
+static int attach_sys_backups(struct ls_bpf *b)
 {
-	struct bpf_program *backup[2];
-	unsigned long long missed;
+	struct bpf_program *backup[2] = {b->sock->progs.sys_enter_2, b->sock->progs.sys_exit_2};
 	int max = (int)(sizeof(b->sock_links) / sizeof(b->sock_links[0]));
 
-	if (b->sys_backups || !b->sock || !(b->sources & LS_SRC_SOCK_IO) || b->detaching)
-		return 0;
-	missed = prog_misses(b->sock->progs.sys_enter) + prog_misses(b->sock->progs.sys_exit);
-	if (!missed)
-		return 0;
 	b->sys_backups = true; /* tried once */
-	backup[0] = b->sock->progs.sys_enter_2;
-	backup[1] = b->sock->progs.sys_exit_2;
 	for (int i = 0; i < 2; i++) {
 		struct bpf_link *l = b->nsock_links < max ? bpf_program__attach(backup[i]) : NULL;
 
@@ -873,6 +877,15 @@ int ls_bpf_sys_backups(struct ls_bpf *b)
 		b->sock_links[b->nsock_links++] = l;
 	}
 	return 1;
+}
+
+int ls_bpf_sys_backups(struct ls_bpf *b)
+{
+	if (b->sys_backups || !b->sock || !(b->sources & LS_SRC_SOCK_IO) || b->detaching)
+		return 0;
+	if (!prog_misses(b->sock->progs.sys_enter) && !prog_misses(b->sock->progs.sys_exit))
+		return 0;
+	return attach_sys_backups(b);
 }
 
 unsigned long long ls_bpf_prog_skips(struct ls_bpf *b, char *top, size_t toplen,
