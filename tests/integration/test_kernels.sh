@@ -186,7 +186,9 @@ sed -n '/^=== json$/,/^=== end$/p' "$T/console.txt" | grep '^{' >"$T/guest.jsonl
 python3 - "$T/guest.jsonl" "$T/console.txt" "$NAME" "$WHERE" <<'PY'
 import json, sys
 NAME = sys.argv[3]
-rs = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") != "verdict"]
+allrs = list(map(json.loads, open(sys.argv[1])))
+rs = [r for r in allrs if r.get("type") != "verdict"]
+verdict = next((r for r in allrs if r.get("type") == "verdict"), {})
 con = open(sys.argv[2]).read()
 ok = [r for r in rs if r["outcome"] == "ok"]
 exact = [r for r in ok if r["total_ns"] is not None and
@@ -198,6 +200,9 @@ def res(n, c, d): print(("PASS " if c else "FAIL ") + n + ": " + d)
 import re
 sk = re.search(r"probe runs the kernel skipped: (\d+)", con)
 skips = int(sk.group(1)) if sk else 0
+if skips or verdict.get("probe_skips"):
+    res(NAME + ".skips_json", verdict.get("probe_skips") == skips,
+        f"the JSON verdict's probe_skips {verdict.get('probe_skips')} is the text's {skips}")
 res(NAME + ".requests", len(ok) == 40 or (skips > 0 and len(ok) >= 20),
     f"{len(ok)} of 40 loadgen requests rebuilt ok in the guest" +
     (f"; the report says the kernel skipped {skips} program runs" if skips else "") +

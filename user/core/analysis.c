@@ -843,6 +843,7 @@ void ls_analysis_verdict(struct ls_analysis *a, bool ttft, struct ls_verdict *v)
 	ls_verdict_from_acc(&a->vacc, ttft, ls_timeline_has_gpu(a->tl), ls_timeline_has_sched(a->tl),
 			    ls_timeline_has_engine(a->tl), v);
 	ls_timeline_span_counts(a->tl, &v->spans, &v->spans_unjoined);
+	v->probe_skips = a->probe_skips;
 	v->cpu_compute_share = ls_cpuwork_share(&a->cpuwork, v->cpu_compute_frame,
 						sizeof(v->cpu_compute_frame));
 }

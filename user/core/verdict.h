@@ -42,6 +42,7 @@ struct ls_verdict {
 	/* the engine's own spans (record --otlp-receive): received, and those
 	 * that joined no request */
 	uint64_t spans, spans_unjoined;
+	uint64_t probe_skips; /* runs of latsplit's programs the kernel skipped */
 	/* the engine group's CPU samples in ggml/BLAS frames (its own compute
 	 * on the CPU), and the most common such frame; 0 and "" when none */
 	double cpu_compute_share;

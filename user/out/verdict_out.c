@@ -158,6 +158,8 @@ void ls_verdict_json(FILE *out, const struct ls_verdict *v)
 		ls_json_kv_str(out, "frame", v->cpu_compute_frame, false);
 		fprintf(out, "},");
 	}
+	if (v->probe_skips) /* events never made (only when some were) */
+		fprintf(out, "\"probe_skips\":%llu,", (unsigned long long)v->probe_skips);
 	fprintf(out, "\"missing\":[");
 	const char *missing[3] = {v->have_engine ? NULL : "engine", v->have_gpu ? NULL : "gpu",
 				  v->have_sched ? NULL : "sched"};
