@@ -630,7 +630,8 @@ static __always_inline void sock_close(__u32 fd)
  * on a CPU hides every other task's syscall there until it resumes. Each
  * program below marks its CPU busy while it runs; its backup (`_2`, a
  * second program, so a second recursion guard, attached after it by the
- * loader only once the kernel reports misses) does the work only when it
+ * loader where the kernel's BTF says its tracepoints run BPF faultable, or
+ * once the kernel reports misses) does the work only when it
  * finds the mark set: the first was skipped for this syscall. Runs made
  * that way are counted (sys_covered) so that only the runs neither made
  * are reported as skipped.
@@ -652,33 +653,63 @@ struct {
 static __always_inline int sys_enter_run(struct bpf_raw_tracepoint_args *ctx);
 static __always_inline int sys_exit_run(struct bpf_raw_tracepoint_args *ctx);
 
-/* The program proper (backup false) or its backup, for direction k. */
-#define SYS_PROGRAM(name, k, run, backup)                                               \
-	SEC("raw_tp/" #name)                                                            \
-	int name##backup(struct bpf_raw_tracepoint_args *ctx)                           \
-	{                                                                               \
-		__u32 key = k, *busy = bpf_map_lookup_elem(&sys_busy, &key);            \
-		__u64 *cov;                                                             \
-                                                                                        \
-		if (!busy)                                                              \
-			return 0;                                                       \
-		if (sizeof(#backup) > 1) {                                              \
-			if (!*busy)                                                     \
-				return 0; /* the first made this run */                 \
-			cov = bpf_map_lookup_elem(&sys_covered, &key);                  \
-			if (cov)                                                        \
-				*cov += 1;                                              \
-			return run(ctx);                                                \
-		}                                                                       \
-		*busy = 1;                                                              \
-		run(ctx);                                                               \
-		*busy = 0;                                                              \
-		return 0;                                                               \
-	}
-SYS_PROGRAM(sys_enter, 0, sys_enter_run, )
-SYS_PROGRAM(sys_enter, 0, sys_enter_run, _2)
-SYS_PROGRAM(sys_exit, 1, sys_exit_run, )
-SYS_PROGRAM(sys_exit, 1, sys_exit_run, _2)
+/* Direction k's work (0: sys_enter, 1: sys_exit; k is a constant in each
+ * program below, so each holds only its own). */
+static __always_inline int sys_run(struct bpf_raw_tracepoint_args *ctx, __u32 k)
+{
+	return k ? sys_exit_run(ctx) : sys_enter_run(ctx);
+}
+
+/* The program proper: its CPU marked busy while it runs. */
+static __always_inline int sys_first(struct bpf_raw_tracepoint_args *ctx, __u32 k)
+{
+	__u32 *busy = bpf_map_lookup_elem(&sys_busy, &k);
+
+	if (busy)
+		*busy = 1;
+	sys_run(ctx, k);
+	if (busy)
+		*busy = 0;
+	return 0;
+}
+
+/* The backup: the work only when the first was skipped (its mark is set). */
+static __always_inline int sys_backup(struct bpf_raw_tracepoint_args *ctx, __u32 k)
+{
+	__u32 *busy = bpf_map_lookup_elem(&sys_busy, &k);
+	__u64 *cov;
+
+	if (!busy || !*busy)
+		return 0; /* the first made this run */
+	cov = bpf_map_lookup_elem(&sys_covered, &k);
+	if (cov)
+		*cov += 1;
+	return sys_run(ctx, k);
+}
+
+SEC("raw_tp/sys_enter")
+int sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	return sys_first(ctx, 0);
+}
+
+SEC("raw_tp/sys_enter")
+int sys_enter_2(struct bpf_raw_tracepoint_args *ctx)
+{
+	return sys_backup(ctx, 0);
+}
+
+SEC("raw_tp/sys_exit")
+int sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	return sys_first(ctx, 1);
+}
+
+SEC("raw_tp/sys_exit")
+int sys_exit_2(struct bpf_raw_tracepoint_args *ctx)
+{
+	return sys_backup(ctx, 1);
+}
 
 /* sys_enter(regs, id) */
 static __always_inline int sys_enter_run(struct bpf_raw_tracepoint_args *ctx)

@@ -533,19 +533,28 @@ int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long lon
 	}
 }
 
-unsigned long long ls_bpf_stack_errors(struct ls_bpf *b)
+/* A per-CPU u64 map's entry `key` summed over CPUs (each CPU's value in
+ * per_cpu[ncpu] when given); 0 when it cannot be read. */
+static unsigned long long percpu_sum(const struct bpf_map *m, __u32 key,
+				     unsigned long long *per_cpu, int ncpu)
 {
 	int n = libbpf_num_possible_cpus();
 	__u64 vals[n > 0 ? n : 1];
-	__u32 zero = 0;
 	unsigned long long total = 0;
 
-	if (n <= 0 || bpf_map__lookup_elem(b->sched->maps.stack_errs, &zero, sizeof(zero), vals,
-					   sizeof(vals), 0))
+	if (!m || n <= 0 || bpf_map__lookup_elem(m, &key, sizeof(key), vals, sizeof(vals), 0))
 		return 0;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		total += vals[i];
+		if (per_cpu && i < ncpu)
+			per_cpu[i] = vals[i];
+	}
 	return total;
+}
+
+unsigned long long ls_bpf_stack_errors(struct ls_bpf *b)
+{
+	return percpu_sum(b->sched->maps.stack_errs, 0, NULL, 0);
 }
 
 
@@ -818,20 +827,7 @@ int ls_bpf_ncpus(void)
 
 unsigned long long ls_bpf_drops(struct ls_bpf *b, unsigned long long *per_cpu, int ncpu)
 {
-	int n = libbpf_num_possible_cpus();
-	__u64 vals[n > 0 ? n : 1];
-	__u32 zero = 0;
-	unsigned long long total = 0;
-
-	if (n <= 0 || bpf_map__lookup_elem(b->sched->maps.drops, &zero, sizeof(zero), vals,
-					   sizeof(vals), 0))
-		return 0;
-	for (int i = 0; i < n; i++) {
-		total += vals[i];
-		if (per_cpu && i < ncpu)
-			per_cpu[i] = vals[i];
-	}
-	return total;
+	return percpu_sum(b->sched->maps.drops, 0, per_cpu, ncpu);
 }
 
 /* A program's recursion misses (0 where the kernel does not say). */
@@ -845,21 +841,6 @@ static unsigned long long prog_misses(struct bpf_program *p)
 	    len < offsetof(struct bpf_prog_info, recursion_misses) + sizeof(info.recursion_misses))
 		return 0;
 	return info.recursion_misses;
-}
-
-/* Runs the syscall backups made for direction k (0 enter, 1 exit). */
-static unsigned long long sys_covered(struct ls_bpf *b, __u32 k)
-{
-	int n = libbpf_num_possible_cpus();
-	__u64 vals[n > 0 ? n : 1];
-	unsigned long long total = 0;
-
-	if (!b->sock || n <= 0 ||
-	    bpf_map__lookup_elem(b->sock->maps.sys_covered, &k, sizeof(k), vals, sizeof(vals), 0))
-		return 0;
-	for (int i = 0; i < n; i++)
-		total += vals[i];
-	return total;
 }
 
 /* The syscall programs' backups, attached once: 1, or -1 on failure. */
@@ -910,9 +891,9 @@ unsigned long long ls_bpf_prog_skips(struct ls_bpf *b, char *top, size_t toplen,
 			if (b->sock && (p == b->sock->progs.sys_enter_2 || p == b->sock->progs.sys_exit_2))
 				continue;
 			if (b->sock && p == b->sock->progs.sys_enter)
-				cov = sys_covered(b, 0);
+				cov = percpu_sum(b->sock->maps.sys_covered, 0, NULL, 0);
 			else if (b->sock && p == b->sock->progs.sys_exit)
-				cov = sys_covered(b, 1);
+				cov = percpu_sum(b->sock->maps.sys_covered, 1, NULL, 0);
 			m = m > cov ? m - cov : 0;
 			total += m;
 			if (m > *top_n) {
