@@ -5,7 +5,9 @@
  * tracepoint, load the first object, reuse its shared maps in the others,
  * load the tracepoint sources, attach, then start the others.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +40,9 @@ struct tp {
 };
 
 #define MAX_TPS 16
+
+/* sources[]'s entries */
+enum { SOURCE_SCHED, SOURCE_TCP, SOURCE_SOCK, SOURCE_ENGINE, SOURCE_GPU, SOURCE_PROFILE, NSOURCES };
 
 struct ls_bpf {
 	struct sched_bpf *sched;
@@ -77,6 +82,8 @@ struct ls_bpf {
 	int ntps;
 	unsigned long long sources;
 	char missing[512];
+	/* each source's load (load_sources): 0, or a negative errno */
+	int load_rc[NSOURCES];
 };
 
 #define TP(skel, tpname, src, req)                                                         \
@@ -224,12 +231,13 @@ static int attach_sys_backups(struct ls_bpf *b);
 /* The socket-I/O domain: the raw sys_enter and sys_exit tracepoints (no
  * tracefs needed). Optional: without it, TCP and scheduler events still
  * flow. */
-static void start_sock(struct ls_bpf *b)
+static void start_sock(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 {
 	struct bpf_program *p;
 	int e;
 
-	e = sock_bpf__load(b->sock);
+	(void)opts;
+	e = b->load_rc[SOURCE_SOCK];
 	if (e) {
 		note_missing(b, "socket I/O (load: %s)", strerror(-e));
 		return;
@@ -392,11 +400,8 @@ int ls_bpf_probe_file(struct ls_bpf *b, enum ls_probe_kind kind, const char *pat
  * (ls_bpf_probe_file). */
 static void start_engine(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 {
-	int e;
+	int e = b->load_rc[SOURCE_ENGINE];
 
-	if (!opts->engine)
-		return;
-	e = engine_bpf__load(b->engine);
 	if (e) {
 		note_missing(b, "engine events (load: %s)", strerror(-e));
 		return;
@@ -454,11 +459,8 @@ static int attach_cuda(struct ls_bpf *b, const char *path)
  * appears). */
 static void start_gpu_uprobes(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 {
-	int e;
+	int e = b->load_rc[SOURCE_GPU];
 
-	if (!opts->ncuda_paths)
-		return;
-	e = gpu_bpf__load(b->gpu);
 	if (e) {
 		note_missing(b, "libcuda uprobes (load: %s)", strerror(-e));
 		return;
@@ -473,7 +475,7 @@ static void start_sampling(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 {
 	int ncpu = libbpf_num_possible_cpus(), e;
 
-	e = profile_bpf__load(b->profile);
+	e = b->load_rc[SOURCE_PROFILE];
 	if (e) {
 		note_missing(b, "CPU sampling (load: %s)", strerror(-e));
 		return;
@@ -571,6 +573,10 @@ unsigned long long ls_bpf_stack_errors(struct ls_bpf *b)
 	static void d##_destroy(struct ls_bpf *b)                                          \
 	{                                                                                  \
 		d##_bpf__destroy(b->d);                                                    \
+	}                                                                                  \
+	static int d##_load(struct ls_bpf *b)                                              \
+	{                                                                                  \
+		return d##_bpf__load(b->d);                                                \
 	}
 SKELETON(sched)
 SKELETON(net)
@@ -636,41 +642,57 @@ static void profile_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
 	b->profile->rodata->ustack_bytes = o->ustack_bytes;
 }
 
-static void sock_start(struct ls_bpf *b, const struct ls_bpf_opts *o)
+/* Which optional sources this recording loads (their start attaches them) */
+static bool sock_wanted(const struct ls_bpf_opts *o)
 {
-	if (!o->no_sock)
-		start_sock(b);
+	return !o->no_sock;
 }
 
-static void profile_start(struct ls_bpf *b, const struct ls_bpf_opts *o)
+static bool engine_wanted(const struct ls_bpf_opts *o)
 {
-	if (o->sample_freq)
-		start_sampling(b, o);
+	return o->engine;
+}
+
+static bool gpu_wanted(const struct ls_bpf_opts *o)
+{
+	return o->ncuda_paths > 0;
+}
+
+static bool profile_wanted(const struct ls_bpf_opts *o)
+{
+	return o->sample_freq != 0;
 }
 
 /* The sources: a new one is one entry here, its bpf/<name>.bpf.c (the
  * skeleton, SKELETON above and a field of struct ls_bpf) and its record
  * types and decoder. The first owns the maps every other reuses (one ring
- * buffer, one filter). `tracepoints`: loaded with the first, its programs
- * attached from table() (a load failure is fatal); else `start` loads and
- * attaches it, and what fails is noted as missing. */
+ * buffer, one filter). Every source `wanted` (NULL: always) is loaded by
+ * load_sources. `tracepoints`: its programs attached from table() (a load
+ * failure is fatal); else `start` attaches it, and what fails is noted as
+ * missing. */
 static const struct source {
 	const char *name;
 	int (*open)(struct ls_bpf *b);
 	struct bpf_object *(*obj)(const struct ls_bpf *b);
+	int (*load)(struct ls_bpf *b);
 	void (*destroy)(struct ls_bpf *b);
 	void (*configure)(struct ls_bpf *b, const struct ls_bpf_opts *o);
+	bool (*wanted)(const struct ls_bpf_opts *o);
 	void (*start)(struct ls_bpf *b, const struct ls_bpf_opts *o);
 	bool tracepoints;
-} sources[] = {
-	{"sched", sched_open, sched_obj, sched_destroy, sched_configure, NULL, true},
-	{"TCP", net_open, net_obj, net_destroy, NULL, NULL, true},
-	{"socket I/O", sock_open, sock_obj, sock_destroy, sock_configure, sock_start, false},
-	{"engine", engine_open, engine_obj, engine_destroy, engine_configure, start_engine, false},
-	{"GPU", gpu_open, gpu_obj, gpu_destroy, gpu_configure, start_gpu_uprobes, false},
-	{"profile", profile_open, profile_obj, profile_destroy, profile_configure, profile_start, false},
+} sources[NSOURCES] = {
+	[SOURCE_SCHED] = {"sched", sched_open, sched_obj, sched_load, sched_destroy, sched_configure, NULL,
+			  NULL, true},
+	[SOURCE_TCP] = {"TCP", net_open, net_obj, net_load, net_destroy, NULL, NULL, NULL, true},
+	[SOURCE_SOCK] = {"socket I/O", sock_open, sock_obj, sock_load, sock_destroy, sock_configure,
+			 sock_wanted, start_sock, false},
+	[SOURCE_ENGINE] = {"engine", engine_open, engine_obj, engine_load, engine_destroy,
+			   engine_configure, engine_wanted, start_engine, false},
+	[SOURCE_GPU] = {"GPU", gpu_open, gpu_obj, gpu_load, gpu_destroy, gpu_configure, gpu_wanted,
+			start_gpu_uprobes, false},
+	[SOURCE_PROFILE] = {"profile", profile_open, profile_obj, profile_load, profile_destroy,
+			    profile_configure, profile_wanted, start_sampling, false},
 };
-#define NSOURCES (sizeof(sources) / sizeof(sources[0]))
 
 /* Opens and configures every source's object. 0, or a negative errno with
  * the reason. */
@@ -695,12 +717,30 @@ static int open_sources(struct ls_bpf *b, const struct ls_bpf_opts *opts, char *
 	return 0;
 }
 
-/* Loads the map owner, shares its maps with every other object, loads the
- * other tracepoint sources. 0, or a negative errno with the reason. */
-static int load_sources(struct ls_bpf *b, char *err, size_t errlen)
+struct load_job {
+	struct ls_bpf *b;
+	size_t i;
+};
+
+static void *load_main(void *arg)
+{
+	struct load_job *j = arg;
+
+	j->b->load_rc[j->i] = sources[j->i].load(j->b);
+	return NULL;
+}
+
+/* Loads the map owner, shares its maps with every other object, then loads
+ * every other source wanted, each in a thread of its own (the verifier's
+ * work is per object; one after another they took ~0.2 s). 0, or a negative
+ * errno with the reason (a tracepoint source's failure). */
+static int load_sources(struct ls_bpf *b, const struct ls_bpf_opts *opts, char *err, size_t errlen)
 {
 	struct bpf_object *owner = sources[0].obj(b);
-	int e = bpf_object__load(owner);
+	struct load_job jobs[NSOURCES];
+	pthread_t th[NSOURCES];
+	bool threaded[NSOURCES] = {0};
+	int e = sources[0].load(b);
 
 	if (e) {
 		snprintf(err, errlen, "loading %s BPF programs: %s (run with -v for the verifier log)",
@@ -712,8 +752,19 @@ static int load_sources(struct ls_bpf *b, char *err, size_t errlen)
 			snprintf(err, errlen, "sharing BPF maps: %s", strerror(-e));
 			return e;
 		}
+	for (size_t i = 1; i < NSOURCES; i++) {
+		if (sources[i].wanted && !sources[i].wanted(opts))
+			continue;
+		jobs[i] = (struct load_job){b, i};
+		threaded[i] = !pthread_create(&th[i], NULL, load_main, &jobs[i]);
+		if (!threaded[i])
+			load_main(&jobs[i]);
+	}
 	for (size_t i = 1; i < NSOURCES; i++)
-		if (sources[i].tracepoints && (e = bpf_object__load(sources[i].obj(b)))) {
+		if (threaded[i])
+			pthread_join(th[i], NULL);
+	for (size_t i = 1; i < NSOURCES; i++)
+		if (sources[i].tracepoints && (e = b->load_rc[i])) {
 			snprintf(err, errlen,
 				 "loading %s BPF programs: %s (run with -v for the verifier log)",
 				 sources[i].name, strerror(-e));
@@ -743,7 +794,7 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 	e = choose_programs(b, err, errlen);
 	if (e)
 		goto fail;
-	if ((e = load_sources(b, err, errlen)))
+	if ((e = load_sources(b, opts, err, errlen)))
 		goto fail;
 	for (int i = 0; i < b->ntps; i++) {
 		struct tp *t = &b->tps[i];
@@ -763,7 +814,7 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 		b->sources |= t->source;
 	}
 	for (size_t i = 0; i < NSOURCES; i++)
-		if (sources[i].start)
+		if (sources[i].start && (!sources[i].wanted || sources[i].wanted(opts)))
 			sources[i].start(b, opts);
 	b->rb = ring_buffer__new(bpf_map__fd(b->sched->maps.events), opts->on_record, opts->ctx,
 				 NULL);
@@ -905,8 +956,15 @@ unsigned long long ls_bpf_prog_skips(struct ls_bpf *b, char *top, size_t toplen,
 	return total;
 }
 
+/* One thing to let go of at the end: a link to destroy, or (link NULL) a
+ * duplicate of a kernel link's fd to close. */
+struct teardown {
+	struct bpf_link *link;
+	int fd;
+};
+
 struct detach_job {
-	struct bpf_link **links;
+	struct teardown *items;
 	int n, stride, first;
 };
 
@@ -914,16 +972,20 @@ static void *detach_main(void *arg)
 {
 	struct detach_job *j = arg;
 
-	for (int i = j->first; i < j->n; i += j->stride)
-		bpf_link__destroy(j->links[i]);
+	for (int i = j->first; i < j->n; i += j->stride) {
+		if (j->items[i].link)
+			bpf_link__destroy(j->items[i].link);
+		else
+			close(j->items[i].fd);
+	}
 	return NULL;
 }
 
-/* Destroys links from several threads at once. Each uprobe link's detach
- * waits for an RCU grace period in the kernel (~70-110 ms here), one after
- * the other when done in a loop: 35 engine probes took 2.8 s. Waits from
- * parallel threads share grace periods. */
-static void destroy_links(struct bpf_link **links, int n)
+/* Lets go of the items from several threads at once. Each uprobe link's
+ * detach waits for an RCU grace period in the kernel (~70-110 ms here), one
+ * after the other when done in a loop: 35 engine probes took 2.8 s. Waits
+ * from parallel threads share grace periods. */
+static void teardown_all(struct teardown *items, int n)
 {
 	enum { MAX_THREADS = 16 };
 	pthread_t th[MAX_THREADS];
@@ -931,7 +993,7 @@ static void destroy_links(struct bpf_link **links, int n)
 	int nt = n < MAX_THREADS ? n : MAX_THREADS, started = 0;
 
 	for (int t = 1; t < nt; t++) {
-		jobs[t] = (struct detach_job){links, n, nt, t};
+		jobs[t] = (struct detach_job){items, n, nt, t};
 		if (pthread_create(&th[t], NULL, detach_main, &jobs[t]))
 			break;
 		started = t;
@@ -940,52 +1002,88 @@ static void destroy_links(struct bpf_link **links, int n)
 	for (int t = 0; t < nt; t++) {
 		if (t && t <= started)
 			continue;
-		jobs[t] = (struct detach_job){links, n, nt, t};
+		jobs[t] = (struct detach_job){items, n, nt, t};
 		detach_main(&jobs[t]);
 	}
 	for (int t = 1; t <= started; t++)
 		pthread_join(th[t], NULL);
 }
 
-static void *detach_usdt(void *arg)
+/* Duplicates of this process's uprobe_multi link fds, up to max, into
+ * items[] (as fds to close). A USDT link hides its kernel link from the API;
+ * with a duplicate open, libbpf's own close of that link only drops a
+ * reference, and the release (the grace period) happens when the duplicate
+ * is closed, in parallel with the rest. */
+static int dup_multi_links(struct teardown *items, int max)
 {
-	struct ls_bpf *b = arg;
+#if LS_HAVE_UPROBE_MULTI
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
 
-	for (int i = 0; i < b->nengine_links; i++)
-		bpf_link__destroy(b->engine_links[i]);
-	return NULL;
+	if (!d)
+		return 0;
+	while (n < max && (de = readdir(d))) {
+		char path[64], target[32];
+		struct bpf_link_info info = {0};
+		__u32 len = sizeof(info);
+		int fd = atoi(de->d_name), dup;
+		ssize_t tl;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		tl = readlink(path, target, sizeof(target) - 1);
+		if (tl <= 0)
+			continue;
+		target[tl] = 0;
+		/* only links: a map's or program's info would be read as a link's */
+		if (strcmp(target, "anon_inode:bpf_link") || bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		    info.type != BPF_LINK_TYPE_UPROBE_MULTI)
+			continue;
+		dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (dup >= 0)
+			items[n++] = (struct teardown){NULL, dup};
+	}
+	closedir(d);
+	return n;
+#else
+	(void)items;
+	(void)max;
+	return 0;
+#endif
 }
 
-/* Every link, destroyed (the parallel detach above), the arrays emptied.
- * The USDT links (engine and CUPTI-shim probes) go one after another, in a
- * thread of their own: each gives its spec ids back to the object's USDT
- * manager, which is not thread-safe (two at once: free(): invalid pointer). */
+/* Every link, destroyed, the arrays emptied. The USDT links (engine and
+ * CUPTI-shim probes) are destroyed one after another first: each gives its
+ * spec ids back to the object's USDT manager, which is not thread-safe (two
+ * at once: free(): invalid pointer). Their kernel links' releases, held
+ * back by duplicates (dup_multi_links), then run in parallel with the rest. */
 static void *detach_all(void *arg)
 {
 #define LINKS(m) (sizeof(((struct ls_bpf *)0)->m) / sizeof(struct bpf_link *))
-	struct bpf_link *all[MAX_TPS + LINKS(sock_links) + LINKS(gpu_links) + LINKS(sample_links) +
-			     LINKS(tls_links)];
+	enum {
+		MAX_ITEMS = 2 * (MAX_TPS + LINKS(sock_links) + LINKS(gpu_links) + LINKS(sample_links) +
+				 LINKS(tls_links) + LINKS(engine_links))
+	};
 #undef LINKS
+	struct teardown all[MAX_ITEMS];
 	struct ls_bpf *b = arg;
-	pthread_t usdt;
-	bool usdt_thread = b->nengine_links && !pthread_create(&usdt, NULL, detach_usdt, b);
-	int n = 0;
+	int n = b->nengine_links ? dup_multi_links(all, MAX_ITEMS / 2) : 0;
 
+	for (int i = 0; i < b->nengine_links; i++)
+		bpf_link__destroy(b->engine_links[i]);
 	for (int i = 0; i < b->ntps; i++)
-		all[n++] = b->tps[i].link;
+		all[n++] = (struct teardown){b->tps[i].link, -1};
 	for (int i = 0; i < b->nsock_links; i++)
-		all[n++] = b->sock_links[i];
+		all[n++] = (struct teardown){b->sock_links[i], -1};
 	for (int i = 0; i < b->ngpu_links; i++)
-		all[n++] = b->gpu_links[i];
+		all[n++] = (struct teardown){b->gpu_links[i], -1};
 	for (int i = 0; i < b->ntls_links; i++)
-		all[n++] = b->tls_links[i];
+		all[n++] = (struct teardown){b->tls_links[i], -1};
 	for (int i = 0; i < b->nsample_links; i++)
-		all[n++] = b->sample_links[i];
-	destroy_links(all, n);
-	if (usdt_thread)
-		pthread_join(usdt, NULL);
-	else
-		detach_usdt(b);
+		all[n++] = (struct teardown){b->sample_links[i], -1};
+	teardown_all(all, n);
 	for (int i = 0; i < b->ntps; i++)
 		b->tps[i].link = NULL;
 	b->nsock_links = b->nengine_links = b->ngpu_links = b->ntls_links = b->nsample_links = 0;
