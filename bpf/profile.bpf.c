@@ -9,6 +9,7 @@
 #include "common.bpf.h"
 #include "python.bpf.h"
 #include "ustack.bpf.h"
+#include "ehstack.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -28,7 +29,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (!e)
 		return 0;
 	fill_hdr(&e->h, LS_EV_SAMPLE, sizeof(*e));
-	e->ustack = tgid ? stack_id(ctx, BPF_F_USER_STACK) : -1;
+	e->ustack = !tgid ? -1 : eh_covers(tgid) ? eh_stack(tgid) : stack_id(ctx, BPF_F_USER_STACK);
 	e->kstack = stack_id(ctx, 0);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	struct ls_hdr h = e->h;

@@ -52,6 +52,7 @@ enum ls_type {
 	LS_EV_TCP_XMIT = 21,
 	LS_EV_PYSTACK = 22,
 	LS_EV_USTACK_RAW = 23,
+	LS_EV_USTACK_EH = 24,
 	LS_EV_KERNEL_MAX,
 
 	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
@@ -451,6 +452,59 @@ struct ls_rec_ustack {
 #define LS_UNWIND_NO_CFI 1   /* a frame without unwind information */
 #define LS_UNWIND_STACK_END 2 /* the copied window ended */
 #define LS_UNWIND_ERROR 3
+
+/* record --call-graph eh: a user stack unwound in BPF from unwind tables
+ * record built from each mapped file's .eh_frame (struct ls_eh_row), sent
+ * once per distinct stack of a process: the samples and blocks that have
+ * it carry its id (from LS_EH_ID0 up) where a stack-map id would be.
+ * Record writes it as an LS_REC_STACK record; this type never reaches a
+ * capture file. */
+#define LS_EH_ID0 0x20000000 /* above any stack-map id, below merged Python stacks' */
+struct ls_ev_ustack_eh {
+	struct ls_hdr h;
+	__s32 id;
+	__u32 n;
+	__u32 status;    /* LS_UNWIND_* */
+	__u32 fp_frames; /* frames found by frame pointer (no table row) */
+	__u64 ips[LS_STACK_DEPTH + 1];
+};
+
+/* One row of an unwind table (eh_rows map): from pc (the file's virtual
+ * address, rows sorted by it) to the next row's pc, the caller's frame is
+ * found by `kind`. The return address is at CFA - 8 (x86-64's rule: a
+ * file whose rows say otherwise gets LS_EH_NONE there). */
+struct ls_eh_row {
+	__u32 pc;
+	__u16 cfa; /* LS_EH_RSP/RBP: the offset; LS_EH_PLT: the rip & 15 threshold */
+	__u8 kind;
+	__s8 rbp; /* the caller's rbp is at CFA + 8 * rbp (< 0); 0: rbp unchanged */
+};
+#define LS_EH_RSP 0  /* CFA = rsp + cfa */
+#define LS_EH_RBP 1  /* CFA = rbp + cfa */
+#define LS_EH_PLT 2  /* CFA = rsp + 8, + 8 more where (rip & 15) >= cfa */
+#define LS_EH_ROOT 3 /* the outermost frame: no return address */
+#define LS_EH_NONE 4 /* no rule here (between functions, or one BPF cannot follow) */
+
+/* eh_procs map value: a process's executable mappings that have tables,
+ * sorted by start. A pc in [start, end) is row address pc - bias, looked
+ * up in rows [row, row + nrows) of eh_rows. Where npages > 0, the row for
+ * an address a in bucket k = (a - text) >> LS_EH_PAGE_SHIFT is between
+ * entries page + k and page + k + 1 of eh_pages (each: the index, in the
+ * file's rows, of the row at the bucket's first address): a few probes,
+ * not a search of all rows. */
+#define LS_EH_MAPS 64 /* a power of two: BPF masks its index */
+#define LS_EH_PAGE_SHIFT 8
+struct ls_eh_map {
+	__u64 start, end, bias;
+	__u32 row, nrows;
+	__u32 page, npages;
+	__u32 text, pad;
+};
+struct ls_eh_proc {
+	__u32 n;
+	__u32 pad;
+	struct ls_eh_map m[LS_EH_MAPS];
+};
 
 /* A Python frame as a stack address, for the symbol records and the stack
  * graphs: above every user address (< 2^47), unique per (code, lasti). */

@@ -99,8 +99,12 @@ static void count_end(struct ls_flame_build *b, const struct ls_stack_data *d, _
 		return;
 	b->ends.stacks++;
 	name = ls_stack_sym(d, pid, u->ips[u->n - 1], buf, sizeof(buf));
+	/* glibc's own names for them: "__GI___clone3" (its internal alias,
+	 * named by a debug file's symbols), "clone3@@GLIBC_2.34" */
+	const char *bare = !strncmp(name, "__GI_", 5) ? name + 5 : name;
+	size_t blen = strcspn(bare, "@");
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
-		if (!strcmp(name, roots[i])) {
+		if (strlen(roots[i]) == blen && !strncmp(bare, roots[i], blen)) {
 			b->ends.rooted++;
 			return;
 		}

@@ -512,6 +512,74 @@ int ls_bpf_py_set(void *ctx, __u32 tgid, const struct ls_py_proc *pp)
 											       : 0;
 }
 
+/* Entries [at, at + n) of an array map, in batches where the kernel has
+ * them. 0, or a negative errno. */
+static int array_set(int fd, __u32 at, const void *vals, size_t size, __u32 n)
+{
+	__u32 *keys = malloc(n * sizeof(*keys));
+	__u32 done = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++)
+		keys[i] = at + i;
+	while (done < n) {
+		__u32 cnt = n - done;
+
+		if (bpf_map_update_batch(fd, keys + done, (const char *)vals + done * size, &cnt, NULL)) {
+			/* a kernel without batch updates on arrays: one at a time */
+			for (; done < n; done++)
+				if (bpf_map_update_elem(fd, &keys[done], (const char *)vals + done * size,
+							BPF_ANY))
+					break;
+			break;
+		}
+		done += cnt;
+	}
+	free(keys);
+	return done == n ? 0 : -errno;
+}
+
+int ls_bpf_eh_rows(void *ctx, __u32 at, const struct ls_eh_row *rows, __u32 n)
+{
+	struct ls_bpf *b = ctx;
+
+	return array_set(bpf_map__fd(b->sched->maps.eh_rows), at, rows, sizeof(*rows), n);
+}
+
+int ls_bpf_eh_pages(void *ctx, __u32 at, const __u32 *pages, __u32 n)
+{
+	struct ls_bpf *b = ctx;
+
+	return array_set(bpf_map__fd(b->sched->maps.eh_pages), at, pages, sizeof(*pages), n);
+}
+
+int ls_bpf_eh_proc(void *ctx, __u32 pid, const struct ls_eh_proc *p)
+{
+	struct ls_bpf *b = ctx;
+	int fd = bpf_map__fd(b->sched->maps.eh_procs);
+
+	if (!p)
+		return bpf_map_delete_elem(fd, &pid) ? -errno : 0;
+	return bpf_map_update_elem(fd, &pid, p, BPF_ANY) ? -errno : 0;
+}
+
+int ls_bpf_eh_missed(struct ls_bpf *b, __u32 *pids, int max)
+{
+	int fd = bpf_map__fd(b->sched->maps.eh_missed), n = 0;
+	__u32 key, next;
+	bool have = false;
+
+	while (n < max && !bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
+		pids[n++] = next;
+		key = next;
+		have = true;
+	}
+	for (int i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &pids[i]);
+	return n;
+}
+
 int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long long *ips, int max)
 {
 	int fd = bpf_map__fd(b->sched->maps.stacks);
@@ -591,6 +659,11 @@ static void sched_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
 {
 	b->sched->rodata->want_stacks = o->offcpu_stacks;
 	b->sched->rodata->ustack_bytes = o->ustack_bytes;
+	b->sched->rodata->eh_unwind = o->eh_rows != 0;
+	bpf_map__set_max_entries(b->sched->maps.eh_rows, o->eh_rows ? o->eh_rows : 1);
+	bpf_map__set_max_entries(b->sched->maps.eh_pages, o->eh_rows ? o->eh_rows / 2 : 1);
+	if (o->stack_entries)
+		bpf_map__set_max_entries(b->sched->maps.eh_ids, o->stack_entries);
 	b->sched->rodata->want_io = !o->no_sock;
 	bpf_map__set_max_entries(b->sched->maps.events, o->ringbuf_bytes);
 	if (o->stack_entries)
@@ -640,6 +713,7 @@ static void profile_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
 {
 	b->profile->rodata->sample_all = o->sample_all;
 	b->profile->rodata->ustack_bytes = o->ustack_bytes;
+	b->profile->rodata->eh_unwind = o->eh_rows != 0;
 }
 
 /* Which optional sources this recording loads (their start attaches them) */

@@ -34,6 +34,7 @@ struct ls_bpf_opts {
 	bool offcpu_stacks;       /* stacks of tracked threads when they block */
 	unsigned int ustack_bytes; /* --call-graph dwarf: user stack bytes copied; 0: off */
 	unsigned int stack_entries; /* distinct stacks the stack map holds; 0: 16384 */
+	unsigned int eh_rows; /* --call-graph eh: unwind table rows the kernel holds; 0: off */
 	ring_buffer_sample_fn on_record;
 	void *ctx;
 };
@@ -68,6 +69,13 @@ int ls_bpf_ncpus(void);
  * first), returns how many, 0 when done. */
 int ls_bpf_stack_next(struct ls_bpf *b, __u32 *id, bool *have, unsigned long long *ips, int max);
 /* Where the Python frame walker looks in tgid (ctx: the struct ls_bpf). */
+/* --call-graph eh (struct ls_eh_ops's): rows [at, at + n) of the unwind
+ * table map; a process's mappings (NULL: forget it); the pids whose stacks
+ * met no mapping since the last call (at most max). */
+int ls_bpf_eh_rows(void *ctx, __u32 at, const struct ls_eh_row *rows, __u32 n);
+int ls_bpf_eh_pages(void *ctx, __u32 at, const __u32 *pages, __u32 n);
+int ls_bpf_eh_proc(void *ctx, __u32 pid, const struct ls_eh_proc *p);
+int ls_bpf_eh_missed(struct ls_bpf *b, __u32 *pids, int max);
 int ls_bpf_py_set(void *ctx, __u32 tgid, const struct ls_py_proc *pp);
 unsigned long long ls_bpf_stack_errors(struct ls_bpf *b);
 /* Attaches the syscall programs' backups (sock.bpf.c: faultable syscall

@@ -17,6 +17,7 @@
 #include "probe.h"
 #include "proc.h"
 #include "unwind.h"
+#include "ehtab.h"
 
 #define MAX_DURATION_S 31536000 /* -d: a year; larger values overflowed the ns deadline */
 
@@ -44,10 +45,12 @@ void ls_rec_usage(FILE *out)
 		"      --no-offcpu      no stacks when tracked threads block (off-CPU)\n"
 		"                       (samples and blocks of a CPython 3.11 process also\n"
 		"                       carry its Python frames)\n"
-		"      --call-graph fp|dwarf[,BYTES]  user stacks by frame pointers (default),\n"
-		"                       or also by DWARF CFI: BYTES of user stack (default\n"
-		"                       8192) copied at each sample and block and unwound\n"
-		"                       while recording (code without frame pointers)\n"
+		"      --call-graph eh|fp|dwarf[,BYTES]  user stacks: eh (default) unwound\n"
+		"                       in the kernel by tables built from each mapped file's\n"
+		"                       .eh_frame (code with or without frame pointers; frame\n"
+		"                       pointers where a file has none); fp: frame pointers\n"
+		"                       only; dwarf: BYTES of user stack (default 8192) copied\n"
+		"                       at each sample and block, unwound while recording\n"
 		"      --no-symbolize   keep raw stack addresses; do not symbolize at the end\n"
 		"                       (and no Python frames: those are named live)\n"
 		"      --stack-entries N  distinct stacks kept (stack map size, default 16384,\n"
@@ -280,8 +283,14 @@ static int parse_source(struct ls_rec_opts *o, int opt, char *optarg)
 		const char *comma = strchr(optarg, ',');
 		if (!strcmp(optarg, "fp")) {
 			o->ustack_bytes = 0;
+			o->eh_rows = 0;
+		} else if (!strcmp(optarg, "eh")) {
+			o->ustack_bytes = 0;
+			o->eh_rows = LS_EH_ROWS_DEFAULT;
+			o->eh_asked = true;
 		} else if (!strncmp(optarg, "dwarf", 5) && (!optarg[5] || comma == optarg + 5)) {
 			o->ustack_bytes = 8192;
+			o->eh_rows = 0;
 			if (comma && (!ls_parse_uint(comma + 1, LS_USTACK_MAX, &o->ustack_bytes) ||
 				      o->ustack_bytes < 64 || o->ustack_bytes % 8)) {
 				ls_err("record", "bad --call-graph '%s': dwarf,BYTES wants 64..%u, a "
@@ -289,7 +298,7 @@ static int parse_source(struct ls_rec_opts *o, int opt, char *optarg)
 				return -1;
 			}
 		} else {
-			ls_err("record", "bad --call-graph '%s' (fp, dwarf or dwarf,BYTES)", optarg);
+			ls_err("record", "bad --call-graph '%s' (fp, eh, dwarf or dwarf,BYTES)", optarg);
 			return -1;
 		}
 		break;
@@ -434,7 +443,7 @@ int ls_rec_opts_parse(struct ls_rec_opts *o, int argc, char **argv, bool top,
 	memset(o, 0, sizeof(*o));
 	*o = (struct ls_rec_opts){.path = "latsplit.data", .flight = {.max_per_hour = 6},
 				  .ringbuf_mb = 8, .level = 1, .capture_bytes = 1024, .freq = 49,
-				  .offcpu = true, .symbolize = true};
+				  .offcpu = true, .symbolize = true, .eh_rows = LS_EH_ROWS_DEFAULT};
 	void (*usage)(FILE *) = top ? top_usage : ls_rec_usage;
 	if (top) {
 		o->topo = (struct ls_top_opts){.count = 0, .interval_s = 1};

@@ -534,6 +534,19 @@ static void watch_targets(struct ls_recorder *r, const struct ls_hdr *h)
 	}
 }
 
+/* The addresses of a stack user space unwound or was sent, symbolized at
+ * the next checkpoint. */
+static void note_addrs(struct ls_recorder *r, __u32 pid, const __u64 *ips, __u32 n)
+{
+	note_process(r, pid);
+	for (__u32 i = 0; i < n; i++) {
+		GROW(r->unwound, r->nunwound, r->capunwound);
+		r->unwound[r->nunwound++] = (struct ls_sym_addr){pid, ips[i]};
+	}
+	if (r->nunwound > 1u << 16) /* bounded between checkpoints */
+		r->nunwound = ls_sym_addr_unique(r->unwound, r->nunwound);
+}
+
 /* A copied user stack: unwound now, while its process and mappings are
  * there; the addresses go to the capture, the copy does not. */
 static void unwind_raw(struct ls_recorder *r, const struct ls_ev_ustack_raw *e)
@@ -555,13 +568,32 @@ static void unwind_raw(struct ls_recorder *r, const struct ls_ev_ustack_raw *e)
 	u->n = (__u32)n;
 	u->status = status;
 	write_record(r, &u->h);
-	note_process(r, e->h.pid);
-	for (int i = 0; i < n; i++) {
-		GROW(r->unwound, r->nunwound, r->capunwound);
-		r->unwound[r->nunwound++] = (struct ls_sym_addr){e->h.pid, ips[i]};
-	}
-	if (r->nunwound > 1u << 16) /* bounded between checkpoints */
-		r->nunwound = ls_sym_addr_unique(r->unwound, r->nunwound);
+	note_addrs(r, e->h.pid, ips, u->n);
+}
+
+/* A distinct user stack the kernel unwound by table: the capture's stack
+ * record for its id; its addresses are symbolized at the next checkpoint. */
+static void unwound_eh(struct ls_recorder *r, const struct ls_ev_ustack_eh *e)
+{
+	_Alignas(8) unsigned char buf[sizeof(struct ls_rec_stack) + LS_STACK_DEPTH * sizeof(__u64)];
+	struct ls_rec_stack *st = (void *)buf;
+
+	if (e->h.size < offsetof(struct ls_ev_ustack_eh, ips) || !e->n || e->n > LS_STACK_DEPTH ||
+	    e->n > (e->h.size - offsetof(struct ls_ev_ustack_eh, ips)) / sizeof(__u64))
+		return;
+	r->eh_stacks++;
+	r->eh_frames += e->n;
+	r->eh_fp_frames += e->fp_frames;
+	r->eh_stopped[e->status & 3]++;
+	memset(st, 0, sizeof(*st));
+	st->h.type = LS_REC_STACK;
+	st->h.size = (__u16)(sizeof(*st) + e->n * sizeof(__u64));
+	st->h.ts = e->h.ts;
+	st->id = e->id;
+	st->nips = e->n;
+	memcpy(st + 1, e->ips, e->n * sizeof(__u64));
+	write_record(r, &st->h);
+	note_addrs(r, e->h.pid, e->ips, e->n);
 }
 
 int ls_recorder_on_record(void *ctx, void *data, size_t size)
@@ -572,6 +604,12 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*h) || h->size > size)
 		return 0;
+	if (h->type == LS_EV_USTACK_EH) {
+		unwound_eh(r, data);
+		r->events++;
+		r->per_type[h->type]++;
+		return 0;
+	}
 	if (h->type == LS_EV_USTACK_RAW && h->size >= offsetof(struct ls_ev_ustack_raw, data)) {
 		unwind_raw(r, data);
 		r->events++;
@@ -845,6 +883,8 @@ void ls_recorder_free(struct ls_recorder *r)
 	r->py = NULL;
 	ls_unwind_free(r->unwind);
 	r->unwind = NULL;
+	ls_eh_free(r->eh);
+	r->eh = NULL;
 	free(r->unwound);
 	free(r->uses);
 	free(r->known);

@@ -17,6 +17,7 @@
 #include "loader.h"
 #include "python.h"
 #include "unwind.h"
+#include "ehtab.h"
 #include "proc.h"
 #include "symbolize.h"
 
@@ -38,6 +39,10 @@ struct ls_recorder {
 	struct ls_symbolizer *sym;
 	struct ls_py *py; /* Python frames: interpreters found, frames to name */
 	struct ls_unwinder *unwind; /* --call-graph dwarf; NULL: frame pointers only */
+	struct ls_eh *eh;	    /* --call-graph eh: the kernel's unwind tables */
+	/* stacks the kernel unwound by table, their frames, the frames found by
+	 * frame pointer there, and where walks stopped (LS_UNWIND_*) */
+	__u64 eh_stacks, eh_frames, eh_fp_frames, eh_stopped[4];
 	/* addresses of unwound stacks, to symbolize at the next checkpoint */
 	struct ls_sym_addr *unwound;
 	size_t nunwound, capunwound;

@@ -26,7 +26,7 @@
 
 #define FLUSH_NS 200000000ull   /* a frame at least every 200 ms */
 #define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
-#define BACKUP_NS 20000000ull   /* skipped syscall-program runs looked for every 20 ms */
+#define BACKUP_NS 20000000ull   /* skipped syscall-program runs, eh table misses: every 20 ms */
 #define SCAN_NS 100000000ull    /* new processes' probe files looked for every 100 ms */
 #define CHECKPOINT_NS 5000000000ull /* stacks and their symbols every 5 s */
 #define LIVE_TICK_NS 250000000ull /* live analysis clock, flight-recorder dumps */
@@ -110,6 +110,21 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 			u->stacks ? u->ns / 1e3 / u->stacks : 0.0, u->ns ? u->stacks * 1e9 / u->ns : 0.0,
 			u->stopped[LS_UNWIND_NO_CFI], u->stopped[LS_UNWIND_STACK_END],
 			u->stopped[LS_UNWIND_ERROR]);
+	}
+	if (r->eh) {
+		const struct ls_eh_stats *e = ls_eh_stats(r->eh);
+		fprintf(stderr,
+			"  user stacks unwound in the kernel by table: %llu distinct, %.1f frames each "
+			"(%llu by frame pointer); stopped short: %llu at a frame without a rule, %llu "
+			"at the depth limit, %llu failed; tables: %llu files, %llu rows, %.1f ms to "
+			"build, %llu files without one%s\n",
+			(unsigned long long)r->eh_stacks,
+			r->eh_stacks ? (double)r->eh_frames / r->eh_stacks : 0.0,
+			(unsigned long long)r->eh_fp_frames,
+			(unsigned long long)r->eh_stopped[LS_UNWIND_NO_CFI],
+			(unsigned long long)r->eh_stopped[LS_UNWIND_STACK_END],
+			(unsigned long long)r->eh_stopped[LS_UNWIND_ERROR], e->files, e->rows,
+			e->build_ns / 1e6, e->no_table, e->rows_full ? " (table map full)" : "");
 	}
 	if (r->py && ls_py_unnamed(r->py))
 		fprintf(stderr, "  Python frames that could not be named (process memory unreadable): "
@@ -210,6 +225,7 @@ static int attach(struct ls_session *s)
 				 .sample_all = o->sample_all,
 				 .offcpu_stacks = o->offcpu,
 				 .ustack_bytes = (unsigned)o->ustack_bytes,
+				 .eh_rows = (o->freq || o->offcpu) ? (unsigned)o->eh_rows : 0,
 				 .stack_entries = o->stack_entries,
 				 .engine = !o->no_engine,
 				 .nengine_paths = o->nengine_paths,
@@ -227,7 +243,16 @@ static int attach(struct ls_session *s)
 	for (int i = 0; i < o->ncuda_paths; i++)
 		bo.cuda_paths[i] = o->cuda_paths[i];
 	bo.ncuda_paths = o->ncuda_paths;
-	if (ls_bpf_start(&r->bpf, &bo, err, sizeof(err))) {
+	int e = ls_bpf_start(&r->bpf, &bo, err, sizeof(err));
+	if (e && bo.eh_rows && !o->eh_asked && strstr(err, "BPF programs")) {
+		/* the default's table walk does not load here: frame pointers */
+		fprintf(stderr, "latsplit record: user stacks by frame pointers only: the unwind-table "
+				"walk does not load on this kernel (%s; --call-graph fp skips it)\n", err);
+		bo.eh_rows = 0;
+		o->eh_rows = 0;
+		e = ls_bpf_start(&r->bpf, &bo, err, sizeof(err));
+	}
+	if (e) {
 		ls_err("record", "%s", err);
 		return -1;
 	}
@@ -422,6 +447,10 @@ static int open_outputs(struct ls_session *s, int argc, char **argv)
 		r->py = ls_py_new(ls_bpf_py_set, r->bpf);
 	if (o->ustack_bytes && (o->freq || o->offcpu))
 		r->unwind = ls_unwind_new();
+	if (o->eh_rows && (o->freq || o->offcpu)) {
+		struct ls_eh_ops ops = {ls_bpf_eh_rows, ls_bpf_eh_pages, ls_bpf_eh_proc, r->bpf};
+		r->eh = ls_eh_new(&ops, (__u32)o->eh_rows, (__u32)o->eh_rows / 2);
+	}
 	if (r->sym && o->debug_dir)
 		ls_sym_set_debug_dir(r->sym, o->debug_dir);
 	s->hdr.track_all = s->track_all;
@@ -560,6 +589,21 @@ static bool keep_going(struct ls_session *s, __u64 now, __u64 end_ts)
 
 /* The poll loop and its timers: drop counters, stack checkpoints, frame
  * flushes, the live clock, top's screen. */
+/* --call-graph eh: the processes whose stacks met no table (new ones, or
+ * an address outside the mappings last read) get their tables. */
+static void eh_scan(struct ls_session *s, __u64 now)
+{
+	struct ls_recorder *r = &s->r;
+	__u32 pids[256];
+	int n;
+
+	if (!r->eh)
+		return;
+	n = ls_bpf_eh_missed(r->bpf, pids, 256);
+	for (int i = 0; i < n; i++)
+		ls_eh_missed(r->eh, (pid_t)pids[i], now);
+}
+
 static void run(struct ls_session *s)
 {
 	struct ls_rec_opts *o = s->o;
@@ -591,6 +635,7 @@ static void run(struct ls_session *s)
 			last_scan = now;
 		}
 		if (now - last_backup >= BACKUP_NS) { /* two bpf_obj_get_info calls */
+			eh_scan(s, now); /* and one map key lookup */
 			int bk = ls_bpf_sys_backups(r->bpf);
 
 			if (bk && !o->top)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "../cli.h"
 
 /* A process's modules as libdwfl knows them, reported from /proc/PID/maps
  * when first needed and again when an address falls outside them (a
@@ -28,14 +29,6 @@ struct ls_unwinder {
 	int n, max;
 	struct ls_unwind_stats st;
 };
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_callbacks = {
@@ -147,7 +140,7 @@ static Dwfl *report(struct ls_unwinder *u, __u32 pid)
 static Dwfl *dwfl_of(struct ls_unwinder *u, __u32 pid, __u64 ip)
 {
 	struct proc_dwfl *p = NULL;
-	__u64 now = mono_ns();
+	__u64 now = ls_now_ns();
 
 	for (size_t i = 0; i < u->nprocs && !p; i++)
 		if (u->procs[i].pid == pid)
@@ -182,7 +175,7 @@ static Dwfl *dwfl_of(struct ls_unwinder *u, __u32 pid, __u64 ip)
 int ls_unwind(struct ls_unwinder *u, const struct ls_ev_ustack_raw *e, __u64 *ips, int max,
 	      __u32 *status)
 {
-	__u64 t0 = mono_ns();
+	__u64 t0 = ls_now_ns();
 	Dwfl *d = dwfl_of(u, e->h.pid, e->ip);
 
 	u->cur = e;
@@ -204,6 +197,6 @@ int ls_unwind(struct ls_unwinder *u, const struct ls_ev_ustack_raw *e, __u64 *ip
 	u->st.stacks++;
 	u->st.frames += u->n;
 	u->st.stopped[*status & 3]++;
-	u->st.ns += mono_ns() - t0;
+	u->st.ns += ls_now_ns() - t0;
 	return u->n;
 }

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * record --call-graph eh: the current thread's user stack unwound here, in
+ * BPF, by unwind tables user space built from each mapped file's .eh_frame
+ * (struct ls_eh_row, in eh_rows; a process's mappings in eh_procs), as the
+ * OpenTelemetry eBPF profiler does. Through code without frame pointers
+ * (Debian's libc, most libraries) as through code with them; a frame whose
+ * address has no table row is stepped by its frame pointer. Only the
+ * addresses leave the kernel, once per distinct stack of a process (struct
+ * ls_ev_ustack_eh); events carry its id. Included by the objects that take
+ * user stacks.
+ */
+#ifndef LATSPLIT_EHSTACK_BPF_H
+#define LATSPLIT_EHSTACK_BPF_H
+
+#include "common.bpf.h"
+
+const volatile bool eh_unwind = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* set by user space (--call-graph eh) */
+	__type(key, __u32);
+	__type(value, struct ls_eh_row);
+} eh_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* set by user space (--call-graph eh) */
+	__type(key, __u32);
+	__type(value, __u32);
+} eh_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct ls_eh_proc);
+} eh_procs SEC(".maps");
+
+/* pids whose stacks met an address outside their known mappings (a
+ * library loaded since user space looked): user space looks again */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} eh_missed SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ls_ev_ustack_eh);
+} eh_scratch SEC(".maps");
+
+/* the stacks sent, by hash: their ids (sized with the stack map) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __s32);
+} eh_ids SEC(".maps");
+
+/* the next id (one counter for every object that takes stacks) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} eh_next SEC(".maps");
+
+struct eh_walk {
+	const struct ls_eh_proc *proc;
+	struct ls_ev_ustack_eh *e;
+	__u64 ip, sp, bp, hash;
+	__u32 n, status, fp, missed;
+	bool done;
+};
+
+static __always_inline __u64 eh_read(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+/* A binary search's state: the first index in [lo, hi) whose key is above
+ * `key` ends in lo. Each probe is one bpf_loop step: the verifier checks
+ * the body once (unrolled, 23 probes a frame ran past its 1 M
+ * instructions; even 3 inline probes, before bpf_loop takes the rest,
+ * tripled the program's load time for no cost measurable per run). */
+struct eh_search {
+	const struct ls_eh_proc *proc; /* the mappings searched, or NULL: rows */
+	__u64 key;
+	__u32 lo, hi, base;
+};
+
+static long eh_search_step(__u32 i, void *arg)
+{
+	struct eh_search *s = arg;
+	__u32 mid, at;
+	__u64 v;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = s->lo + (s->hi - s->lo) / 2;
+	if (s->proc) {
+		v = s->proc->m[mid & (LS_EH_MAPS - 1)].start;
+	} else {
+		const struct ls_eh_row *r;
+
+		at = s->base + mid;
+		r = bpf_map_lookup_elem(&eh_rows, &at);
+		if (!r)
+			return 1;
+		v = r->pc;
+	}
+	if (v <= s->key)
+		s->lo = mid + 1;
+	else
+		s->hi = mid;
+	return 0;
+}
+
+static __always_inline __u32 eh_page(__u32 at)
+{
+	__u32 *v = bpf_map_lookup_elem(&eh_pages, &at);
+
+	return v ? *v : 0;
+}
+
+/* The row for pc in map m: the last row at or before it. NULL: none. */
+static __always_inline const struct ls_eh_row *eh_row(const struct ls_eh_map *m, __u64 pc)
+{
+	struct eh_search s = {.lo = 0, .hi = m->nrows, .base = m->row};
+	__u32 at, rel;
+
+	if (pc < m->bias || pc - m->bias > 0xffffffffull)
+		return NULL;
+	s.key = rel = (__u32)(pc - m->bias);
+	if (m->npages) { /* the bucket's rows only */
+		__u32 k;
+
+		if (rel < m->text)
+			return NULL;
+		k = (rel - m->text) >> LS_EH_PAGE_SHIFT;
+		if (k >= m->npages)
+			k = m->npages - 1;
+		else if (k + 1 < m->npages)
+			s.hi = eh_page(m->page + k + 1) + 1;
+		s.lo = eh_page(m->page + k);
+		if (s.hi > m->nrows)
+			s.hi = m->nrows;
+	}
+	bpf_loop(32, eh_search_step, &s, 0);
+	if (!s.lo)
+		return NULL;
+	at = s.base + s.lo - 1;
+	return bpf_map_lookup_elem(&eh_rows, &at);
+}
+
+/* The mapping holding pc (binary search over the sorted starts). */
+static __always_inline const struct ls_eh_map *eh_map(const struct ls_eh_proc *p, __u64 pc)
+{
+	struct eh_search s = {.proc = p, .key = pc, .lo = 0, .hi = p->n};
+
+	if (s.hi > LS_EH_MAPS)
+		s.hi = LS_EH_MAPS;
+	bpf_loop(8, eh_search_step, &s, 0);
+	if (!s.lo)
+		return NULL;
+	const struct ls_eh_map *m = &p->m[(s.lo - 1) & (LS_EH_MAPS - 1)];
+	return pc < m->end ? m : NULL;
+}
+
+static long eh_step(__u32 i, void *arg)
+{
+	struct eh_walk *w = arg;
+	__u64 ip = w->ip, look, cfa = 0, ra;
+	const struct ls_eh_row *r = NULL;
+	const struct ls_eh_map *m;
+
+	if (!ip || ip >> 47 || w->n >= LS_STACK_DEPTH) {
+		if (w->n >= LS_STACK_DEPTH)
+			w->status = LS_UNWIND_STACK_END;
+		return 1;
+	}
+	w->e->ips[w->n & LS_STACK_DEPTH] = ip;
+	w->n++;
+	w->hash = (w->hash ^ ip) * 0x100000001b3ull;
+	/* a return address is past its call: the call's own row is before it */
+	look = i ? ip - 1 : ip;
+	m = eh_map(w->proc, look);
+	if (m)
+		r = eh_row(m, look);
+	else
+		w->missed = 1;
+	if (r && r->kind == LS_EH_ROOT) {
+		w->status = LS_UNWIND_OK;
+		return 1;
+	}
+	if (r && r->kind == LS_EH_RSP)
+		cfa = w->sp + r->cfa;
+	else if (r && r->kind == LS_EH_RBP)
+		cfa = w->bp + r->cfa;
+	else if (r && r->kind == LS_EH_PLT)
+		cfa = w->sp + 8 + ((ip & 15) >= r->cfa ? 8 : 0);
+	if (cfa && r->rbp == -2) { /* the usual prologue: rbp pushed under the return address */
+		__u64 two[2] = {};
+
+		bpf_probe_read_user(two, sizeof(two), (const void *)(cfa - 16));
+		w->bp = two[0];
+		ra = two[1];
+	} else if (cfa) {
+		ra = eh_read(cfa - 8);
+		if (r->rbp < 0)
+			w->bp = eh_read(cfa + 8 * (__s64)r->rbp);
+	} else {
+		/* no row: the frame pointer's frame */
+		if (!w->bp || w->bp < w->sp) {
+			w->status = LS_UNWIND_NO_CFI;
+			return 1;
+		}
+		__u64 two[2] = {};
+
+		cfa = w->bp + 16;
+		bpf_probe_read_user(two, sizeof(two), (const void *)w->bp);
+		w->bp = two[0];
+		ra = two[1];
+		w->fp++;
+	}
+	if (cfa <= w->sp) { /* a stack only grows one way: a loop */
+		w->status = LS_UNWIND_ERROR;
+		return 1;
+	}
+	w->sp = cfa;
+	w->ip = ra;
+	if (!ra)
+		w->status = LS_UNWIND_NO_CFI;
+	return !ra;
+}
+
+/* Does the table walk take tgid's user stacks (eh_stack)? A process
+ * without tables yet is named to user space (eh_missed). */
+static __always_inline bool eh_covers(__u32 tgid)
+{
+	__u8 one = 1;
+
+	if (!eh_unwind)
+		return false;
+	if (bpf_map_lookup_elem(&eh_procs, &tgid))
+		return true;
+	bpf_map_update_elem(&eh_missed, &tgid, &one, BPF_ANY);
+	return false;
+}
+
+/* The current thread's user stack, unwound by table, as an id: a stack
+ * this process had before has its id (eh_ids: by a 64-bit hash of the pid
+ * and the addresses); a new one gets the next and goes to user space once
+ * (struct ls_ev_ustack_eh). -1: none (a kernel thread, or eh_ids full:
+ * counted with the stack map's errors). */
+static __always_inline __s32 eh_stack(__u32 tgid)
+{
+	__u32 zero = 0;
+	struct eh_walk w = {};
+	struct pt_regs *regs;
+	__s32 *known, id;
+	__u64 *next, size;
+
+	w.proc = bpf_map_lookup_elem(&eh_procs, &tgid);
+	w.e = bpf_map_lookup_elem(&eh_scratch, &zero);
+	next = bpf_map_lookup_elem(&eh_next, &zero);
+	if (!w.proc || !w.e || !next)
+		return -1;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	w.ip = BPF_CORE_READ(regs, ip);
+	w.sp = BPF_CORE_READ(regs, sp);
+	w.bp = BPF_CORE_READ(regs, bp);
+	if (!w.ip || w.ip >> 47 || !w.sp || w.sp >> 47)
+		return -1; /* a kernel thread */
+	w.status = LS_UNWIND_NO_CFI;
+	w.hash = 0xcbf29ce484222325ull ^ tgid;
+	bpf_loop(LS_STACK_DEPTH + 1, eh_step, &w, 0);
+	if (w.missed) {
+		__u8 one = 1;
+		bpf_map_update_elem(&eh_missed, &tgid, &one, BPF_ANY);
+	}
+	__u32 n = w.n;
+	asm volatile("" : "+r"(n)); /* the bound below is on this register */
+	if (!n || n > LS_STACK_DEPTH)
+		return -1;
+	known = bpf_map_lookup_elem(&eh_ids, &w.hash);
+	if (known)
+		return *known;
+	id = LS_EH_ID0 + (__s32)(__sync_fetch_and_add(next, 1) & 0x0fffffff);
+	if (bpf_map_update_elem(&eh_ids, &w.hash, &id, BPF_NOEXIST)) {
+		/* another CPU's, a moment ago; or the map is full */
+		known = bpf_map_lookup_elem(&eh_ids, &w.hash);
+		if (known)
+			return *known;
+		__u64 *err = bpf_map_lookup_elem(&stack_errs, &zero);
+		if (err)
+			*err += 1;
+		return -1;
+	}
+	fill_hdr(&w.e->h, LS_EV_USTACK_EH, 0);
+	w.e->id = id;
+	w.e->n = n;
+	w.e->status = w.status;
+	w.e->fp_frames = w.fp;
+	size = offsetof(struct ls_ev_ustack_eh, ips) + (__u64)n * sizeof(__u64);
+	asm volatile("" : "+r"(size));
+	if (size > sizeof(*w.e))
+		return -1;
+	w.e->h.size = (__u16)size;
+	if (bpf_ringbuf_output(&events, w.e, size, wakeup_flags()))
+		count_drop();
+	return id;
+}
+
+#endif
