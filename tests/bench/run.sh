@@ -116,13 +116,14 @@ recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log and
   kill -INT $rp; wait $rp
 }
 events_written() { sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log; }
-declare -a base noeng nosock nostacks offcpu full agent bpes
+declare -a base noeng nosock nostacks offcpu full fullfp agent bpes
 for round in 1 2 3; do
   base+=("$(run_load)")
   noeng+=("$(recorded --no-sock -F 0 --no-offcpu --no-engine)")
   nosock+=("$(recorded --no-sock -F 0 --no-offcpu)")
   nostacks+=("$(recorded -F 0 --no-offcpu)")
   offcpu+=("$(recorded -F 0)")
+  fullfp+=("$(recorded --call-graph fp)")
   full+=("$(recorded)")
   ev=$(events_written)
   agent+=("$(cat $T/rec.cpu) $ev")
@@ -130,12 +131,12 @@ for round in 1 2 3; do
   bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/rec.log)
   bpes+=("$bpe")
   sio=$(grep -o 'sock_io=[0-9]*' $T/rec.log | cut -d= -f2)
-  printf "round %d: untraced %8.1f req/s | sched+tcp, no engine probes %8.1f | +engine probes %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f  (full: %s events in %s s, sock_io %s, %s B/event)\n" \
-    $round "${base[-1]}" "${noeng[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe"
+  printf "round %d: untraced %8.1f req/s | sched+tcp, no engine probes %8.1f | +engine probes %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f | full, frame-pointer stacks %8.1f  (full: %s events in %s s, sock_io %s, %s B/event)\n" \
+    $round "${base[-1]}" "${noeng[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "${fullfp[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe"
 done
-python3 - "${base[@]}" "${noeng[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" <<'PY'
+python3 - "${base[@]}" "${noeng[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" "${fullfp[@]}" <<'PY'
 import os, sys, statistics as s
-v = list(map(float, sys.argv[1:])); b, ne, n, ns, oc, f = (v[i:i + 3] for i in range(0, 18, 3))
+v = list(map(float, sys.argv[1:])); b, ne, n, ns, oc, f, ffp = (v[i:i + 3] for i in range(0, 21, 3))
 m = s.median(b)
 print("goal (issue 15): the full default recording >= 0.90 of untraced")
 with open(os.environ["GOALS"], "a") as g:
@@ -144,7 +145,11 @@ with open(os.environ["GOALS"], "a") as g:
 print(f"median req/s (ratio to untraced): untraced {m:.1f}; sched+tcp without engine probes "
       f"{s.median(ne):.1f} ({s.median(ne)/m:.3f}); + engine USDT probes {s.median(n):.1f} ({s.median(n)/m:.3f}); "
       f"+socket I/O {s.median(ns):.1f} ({s.median(ns)/m:.3f}); +off-CPU stacks {s.median(oc):.1f} "
-      f"({s.median(oc)/m:.3f}); +49 Hz sampling {s.median(f):.1f} ({s.median(f)/m:.3f})")
+      f"({s.median(oc)/m:.3f}); +49 Hz sampling {s.median(f):.1f} ({s.median(f)/m:.3f}); the same with "
+      f"frame-pointer user stacks (--call-graph fp) {s.median(ffp):.1f} ({s.median(ffp)/m:.3f})")
+with open(os.environ["GOALS"], "a") as g:
+    d = (s.median(f) - s.median(ffp)) / m
+    g.write(f"overhead: default (eh-table) stacks vs frame pointers, full recording (ratio change)|>= -0.03|{d:+.3f}|{'yes' if d >= -0.03 else 'no'}\n")
 PY
 
 bpe=$(printf '%s\n' "${bpes[@]}" | sort -n | sed -n 2p)
@@ -299,8 +304,9 @@ else
 fi
 
 echo
-echo "== stacks (issue 12): BPF ns per stack-taking program run and capture bytes per event, frame"
-echo "   pointers vs DWARF (stack copy, unwound while recording) vs Python frames; -F 499, 3 s each"
+echo "== stacks (issues 12, 28): BPF ns per stack-taking program run and capture bytes per event, frame"
+echo "   pointers vs eh tables (the default: unwound in BPF) vs DWARF (stack copy, unwound while"
+echo "   recording) vs Python frames; -F 499, 3 s each"
 gcc -O2 -fno-omit-frame-pointer -o $T/uw_fp tests/helpers/unwind_target.c
 sysctl -qw kernel.bpf_stats_enabled=1
 stackbench() { # NAME CALLGRAPH CMD...
@@ -317,18 +323,23 @@ for p in progs:
         ns[p["name"].replace("_btf", "").replace("_raw", "")] = p["run_time_ns"] / p["run_cnt"]
 bpe = re.search(r"([0-9.]+) bytes/event", log)
 uw = re.search(r"unwound by DWARF: (\d+), ([0-9.]+) frames each, ([0-9.]+) us each \((\d+) stacks/s\)", log)
+eh = re.search(r"unwound in the kernel by table: (\d+) distinct, ([0-9.]+) frames each.*tables: (\d+) files, (\d+) rows, ([0-9.]+) ms", log)
 types = re.search(r"by type:(.*)", log).group(1)
 stackev = sum(int(v) for k, v in re.findall(r"(\w+)=(\d+)", types) if k in ("sched_switch", "sample"))
 print(f"  {name:26s} sched_switch {ns.get('sched_switch', 0):6.0f} ns/run, sample {ns.get('do_sample', 0):6.0f} ns/run; "
       f"{bpe.group(1) if bpe else '?'} B/event on disk ({stackev} switches+samples)"
       + (f"; unwound {uw.group(1)} stacks, {uw.group(2)} frames, {uw.group(3)} us each = {uw.group(4)} stacks/s"
-         if uw else ""))
+         if uw else "")
+      + (f"; {eh.group(1)} distinct stacks of {eh.group(2)} frames; tables {eh.group(3)} files, {eh.group(4)} rows, "
+         f"{eh.group(5)} ms to build" if eh else ""))
 PY
 }
 stackbench "C, frame pointers" fp $T/uw_fp 3
+stackbench "C, default (eh tables)" eh $T/uw_fp 3
 stackbench "C, --call-graph dwarf" dwarf $T/uw_fp 3
 stackbench "C, dwarf,16384" dwarf,16384 $T/uw_fp 3
 stackbench "python3.11, Python frames" fp /usr/bin/python3 tests/helpers/py_workload.py 3
+stackbench "python3.11, + eh tables" eh /usr/bin/python3 tests/helpers/py_workload.py 3
 stackbench "python3.11, + dwarf" dwarf /usr/bin/python3 tests/helpers/py_workload.py 3
 sysctl -qw kernel.bpf_stats_enabled=$old_stats
 
