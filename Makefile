@@ -155,6 +155,12 @@ $(BUILD)/tests/test_pyrecord: tests/unit/test_pyrecord.c $(BUILD)/san/record/pyt
 		-L$(BUILD)/fakepy -l:libpython3.11.so -Wl,-rpath,$(abspath $(BUILD)/fakepy) \
 		-lcmocka -lelf -lz -lm $(CORE_LIBS)
 
+# The unwind tables' builder, against this test's own CFI and mappings.
+$(BUILD)/tests/test_ehtab: tests/unit/test_ehtab.c $(BUILD)/san/record/ehtab.o $(LIB_SAN_OBJS) | $(BUILD)/tests
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(BUILD)/san/record/ehtab.o $(LIB_SAN_OBJS) \
+		-lcmocka -ldw -lelf -lz -lm $(CORE_LIBS)
+
 $(BUILD)/liblatsplit-engine.so: user/engine/engine.c include/latsplit/engine.h | $(BUILD)
 	$(call msg,LIB,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -fno-omit-frame-pointer -fPIC -shared -fvisibility=hidden -o $@ $<

@@ -400,8 +400,12 @@ int ls_eh_scan(struct ls_eh *eh, pid_t pid)
 		}
 	}
 	fclose(fp);
+	if (eh->ops.set_proc(eh->ops.ctx, (__u32)pid, &p)) {
+		eh->st.procs_over++; /* the walker's process map is full */
+		return -2;
+	}
 	eh->st.procs++;
-	return eh->ops.set_proc(eh->ops.ctx, (__u32)pid, &p) ? -1 : 0;
+	return 0;
 }
 
 void ls_eh_missed(struct ls_eh *eh, pid_t pid, __u64 now_ns)
@@ -425,7 +429,7 @@ void ls_eh_missed(struct ls_eh *eh, pid_t pid, __u64 now_ns)
 		eh->scanned[eh->nscanned++].pid = pid;
 	}
 	eh->scanned[i].ns = now_ns;
-	if (ls_eh_scan(eh, pid)) /* gone: forgotten */
+	if (ls_eh_scan(eh, pid) == -1) /* gone: forgotten */
 		eh->scanned[i] = eh->scanned[--eh->nscanned];
 }
 

@@ -31,12 +31,14 @@ struct ls_eh_ops {
 };
 
 struct ls_eh_stats {
-	unsigned long long files, rows, pages, no_table, rows_full, maps_over, procs, build_ns;
+	unsigned long long files, rows, pages, no_table, rows_full, maps_over, procs, procs_over,
+		build_ns;
 };
 
 struct ls_eh *ls_eh_new(const struct ls_eh_ops *ops, __u32 max_rows, __u32 max_pages);
 /* (Re)reads pid's mappings, builds the tables of files not seen yet, and
- * hands the walker its mappings. 0, or -1 (process gone). */
+ * hands the walker its mappings. 0, -1 (process gone) or -2 (the walker's
+ * process map is full: its stacks stay frame pointers). */
 int ls_eh_scan(struct ls_eh *eh, pid_t pid);
 /* The rows of one ELF file (an open fd), appended to *rows (grown with
  * realloc), for tests and the builder. The number added, or -1. */

@@ -24,6 +24,7 @@
 #include "latsplit/events.h"
 #include "loader.h"
 #include "probe.h"
+#include "maps.skel.h"
 #include "sched.skel.h"
 #include "net.skel.h"
 #include "sock.skel.h"
@@ -42,9 +43,19 @@ struct tp {
 #define MAX_TPS 16
 
 /* sources[]'s entries */
-enum { SOURCE_SCHED, SOURCE_TCP, SOURCE_SOCK, SOURCE_ENGINE, SOURCE_GPU, SOURCE_PROFILE, NSOURCES };
+enum {
+	SOURCE_MAPS,
+	SOURCE_SCHED,
+	SOURCE_TCP,
+	SOURCE_SOCK,
+	SOURCE_ENGINE,
+	SOURCE_GPU,
+	SOURCE_PROFILE,
+	NSOURCES
+};
 
 struct ls_bpf {
+	struct maps_bpf *maps; /* the shared maps (bpf/maps.bpf.c) */
 	struct sched_bpf *sched;
 	struct net_bpf *net;
 	struct sock_bpf *sock;
@@ -646,6 +657,7 @@ unsigned long long ls_bpf_stack_errors(struct ls_bpf *b)
 	{                                                                                  \
 		return d##_bpf__load(b->d);                                                \
 	}
+SKELETON(maps)
 SKELETON(sched)
 SKELETON(net)
 SKELETON(sock)
@@ -655,19 +667,24 @@ SKELETON(profile)
 
 /* Each domain's own rodata and map sizes (the shared ones are set for all
  * by set_shared_rodata). */
+/* The shared maps' sizes (the owner creates them). */
+static void maps_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
+{
+	bpf_map__set_max_entries(b->maps->maps.events, o->ringbuf_bytes);
+	bpf_map__set_max_entries(b->maps->maps.eh_rows, o->eh_rows ? o->eh_rows : 1);
+	bpf_map__set_max_entries(b->maps->maps.eh_pages, o->eh_rows ? o->eh_rows / 2 : 1);
+	if (o->stack_entries) {
+		bpf_map__set_max_entries(b->maps->maps.stacks, o->stack_entries);
+		bpf_map__set_max_entries(b->maps->maps.eh_ids, o->stack_entries);
+	}
+}
+
 static void sched_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
 {
 	b->sched->rodata->want_stacks = o->offcpu_stacks;
 	b->sched->rodata->ustack_bytes = o->ustack_bytes;
 	b->sched->rodata->eh_unwind = o->eh_rows != 0;
-	bpf_map__set_max_entries(b->sched->maps.eh_rows, o->eh_rows ? o->eh_rows : 1);
-	bpf_map__set_max_entries(b->sched->maps.eh_pages, o->eh_rows ? o->eh_rows / 2 : 1);
-	if (o->stack_entries)
-		bpf_map__set_max_entries(b->sched->maps.eh_ids, o->stack_entries);
 	b->sched->rodata->want_io = !o->no_sock;
-	bpf_map__set_max_entries(b->sched->maps.events, o->ringbuf_bytes);
-	if (o->stack_entries)
-		bpf_map__set_max_entries(b->sched->maps.stacks, o->stack_entries);
 }
 
 /* The uprobe programs of an object (libssl's, libcuda's: type kprobe) load
@@ -740,8 +757,8 @@ static bool profile_wanted(const struct ls_bpf_opts *o)
 /* The sources: a new one is one entry here, its bpf/<name>.bpf.c (the
  * skeleton, SKELETON above and a field of struct ls_bpf) and its record
  * types and decoder. The first owns the maps every other reuses (one ring
- * buffer, one filter). Every source `wanted` (NULL: always) is loaded by
- * load_sources. `tracepoints`: its programs attached from table() (a load
+ * buffer, one filter; bpf/maps.bpf.c, no programs). Every source `wanted`
+ * (NULL: always) is loaded by load_sources. `tracepoints`: its programs attached from table() (a load
  * failure is fatal); else `start` attaches it, and what fails is noted as
  * missing. */
 static const struct source {
@@ -755,6 +772,8 @@ static const struct source {
 	void (*start)(struct ls_bpf *b, const struct ls_bpf_opts *o);
 	bool tracepoints;
 } sources[NSOURCES] = {
+	[SOURCE_MAPS] = {"shared maps", maps_open, maps_obj, maps_load, maps_destroy, maps_configure,
+			 NULL, NULL, false},
 	[SOURCE_SCHED] = {"sched", sched_open, sched_obj, sched_load, sched_destroy, sched_configure, NULL,
 			  NULL, true},
 	[SOURCE_TCP] = {"TCP", net_open, net_obj, net_load, net_destroy, NULL, NULL, NULL, true},
@@ -817,8 +836,7 @@ static int load_sources(struct ls_bpf *b, const struct ls_bpf_opts *opts, char *
 	int e = sources[0].load(b);
 
 	if (e) {
-		snprintf(err, errlen, "loading %s BPF programs: %s (run with -v for the verifier log)",
-			 sources[0].name, strerror(-e));
+		snprintf(err, errlen, "creating the shared BPF maps: %s", strerror(-e));
 		return e;
 	}
 	for (size_t i = 1; i < NSOURCES; i++)

@@ -117,14 +117,15 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 			"  user stacks unwound in the kernel by table: %llu distinct, %.1f frames each "
 			"(%llu by frame pointer); stopped short: %llu at a frame without a rule, %llu "
 			"at the depth limit, %llu failed; tables: %llu files, %llu rows, %.1f ms to "
-			"build, %llu files without one%s\n",
+			"build, %llu files without one%s%s\n",
 			(unsigned long long)r->eh_stacks,
 			r->eh_stacks ? (double)r->eh_frames / r->eh_stacks : 0.0,
 			(unsigned long long)r->eh_fp_frames,
 			(unsigned long long)r->eh_stopped[LS_UNWIND_NO_CFI],
 			(unsigned long long)r->eh_stopped[LS_UNWIND_STACK_END],
 			(unsigned long long)r->eh_stopped[LS_UNWIND_ERROR], e->files, e->rows,
-			e->build_ns / 1e6, e->no_table, e->rows_full ? " (table map full)" : "");
+			e->build_ns / 1e6, e->no_table, e->rows_full ? " (table map full)" : "",
+			e->procs_over ? " (process map full: some processes by frame pointers)" : "");
 	}
 	if (r->py && ls_py_unnamed(r->py))
 		fprintf(stderr, "  Python frames that could not be named (process memory unreadable): "
@@ -244,10 +245,11 @@ static int attach(struct ls_session *s)
 		bo.cuda_paths[i] = o->cuda_paths[i];
 	bo.ncuda_paths = o->ncuda_paths;
 	int e = ls_bpf_start(&r->bpf, &bo, err, sizeof(err));
-	if (e && bo.eh_rows && !o->eh_asked && strstr(err, "BPF programs")) {
+	if (e && bo.eh_rows && !o->eh_asked &&
+	    (strstr(err, "BPF programs") || strstr(err, "shared BPF maps"))) {
 		/* the default's table walk does not load here: frame pointers */
 		fprintf(stderr, "latsplit record: user stacks by frame pointers only: the unwind-table "
-				"walk does not load on this kernel (%s; --call-graph fp skips it)\n", err);
+				"walk or its maps do not load here (%s; --call-graph fp skips them)\n", err);
 		bo.eh_rows = 0;
 		o->eh_rows = 0;
 		e = ls_bpf_start(&r->bpf, &bo, err, sizeof(err));
