@@ -78,11 +78,28 @@ if command -v g++ >/dev/null && g++ -O2 -fomit-frame-pointer -o "$T/pool" "$ROOT
   "$LS" record -F 199 -o "$T/pool.data" -- "$T/pool" 600 2>"$T/pool.log" ||
     fail "unwind.record.pool: $(tail -1 "$T/pool.log")"
   "$LS" flame --kind cpu "$T/pool.data" >"$T/pool.cpu" 2>"$T/pool.err"
-  # (run_task's call of the task is a tail call: no frame of its own)
-  read -r chain tot < <(graph_has "$T/pool.cpu" "pool::ThreadPool::worker_loop()" \
-    "std::_Function_handler<void (), main::{lambda()#1}>::_M_invoke(std::_Any_data const&)" \
-    "pool::stage_a(long)" "pool::stage_b(long)" "pool::stage_c(long)" "pool::Kernel<double>::spin(long)")
-  root=$(awk '{n = split($0, a, ";"); if (a[2] ~ /clone3|^__clone/ && a[3] == "start_thread") s += $NF} END {print s + 0}' "$T/pool.cpu")
+  # from the thread's root (clone3, then start_thread) through
+  # worker_loop (frames between them and it, or it and the task, vary with
+  # the compiler: libstdc++'s trampoline, run_task where it is no tail call)
+  # to the task's adjacent chain stage_a;stage_b;stage_c;spin
+  read -r chain root tot < <(python3 - "$T/pool.cpu" <<'PY'
+import sys
+want = ["pool::stage_a(long)", "pool::stage_b(long)", "pool::stage_c(long)", "pool::Kernel<double>::spin(long)"]
+chain = root = tot = 0
+for l in open(sys.argv[1]):
+    stack, _, w = l.rstrip("\n").rpartition(" ")
+    fr, w = stack.split(";")[1:], int(w)
+    tot += w
+    # libc's clone3 and start_thread, named by libc6-dbg's symbols, else
+    # libc frames without a name (.dynsym has neither)
+    libc = "[unknown] (libc.so.6)"
+    rooted = (len(fr) > 1 and ("clone" in fr[0] or fr[0] == libc) and fr[1] in ("start_thread", libc))
+    root += w if rooted else 0
+    if rooted and "pool::ThreadPool::worker_loop()" in fr and any(fr[i:i + 4] == want for i in range(len(fr))):
+        chain += w
+print(chain, root, tot)
+PY
+)
   info "C++ pool, no frame pointers, default: $chain of $tot samples through worker_loop..spin, $root of them from clone3;start_thread"
   info "e.g. $(sort -t' ' -k2 -n "$T/pool.cpu" | tail -1 | cut -c1-300)"
   sed 's/^/  /' "$T/pool.err"; grep -E "unwound" "$T/pool.log" | sed 's/^/  /'

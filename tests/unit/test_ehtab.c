@@ -10,6 +10,8 @@
 #include <cmocka.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdbool.h>
+#include <sys/auxv.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -197,7 +199,7 @@ static void test_scan(void **state)
 
 	(void)state;
 	assert_non_null(eh);
-	assert_int_equal(ls_eh_scan(eh, getpid()), 0);
+	assert_true(ls_eh_scan(eh, getpid()) >= 3); /* this program, libc, the vDSO */
 	assert_int_equal(k_procs, 1);
 	assert_true(k_proc.n >= 2); /* this program and libc at least */
 	assert_true(ls_eh_stats(eh)->files >= 2);
@@ -216,8 +218,22 @@ static void test_scan(void **state)
 			assert_int_equal(w->pc, rows[i].pc);
 		}
 	}
-	/* and libc's own rows through its mapping: every row start maps back */
+	/* libc's and the vDSO's rows too: the vDSO's mapping is there, and
+	 * its first function's entry has the entry rule */
 	assert_true(ls_eh_stats(eh)->rows > n);
+	__u64 vdso = getauxval(AT_SYSINFO_EHDR);
+	bool have_vdso = false;
+	for (__u32 i = 0; i < k_proc.n; i++)
+		if (k_proc.m[i].start <= vdso + 4096 && vdso + 4096 < k_proc.m[i].end &&
+		    k_proc.m[i].npages) {
+			const struct ls_eh_map *m = &k_proc.m[i];
+			const struct ls_eh_row *v = walker_row(m->bias + m->text);
+			assert_non_null(v);
+			assert_int_equal(v->kind, LS_EH_RSP);
+			assert_int_equal(v->cfa, 8);
+			have_vdso = true;
+		}
+	assert_true(have_vdso);
 	free(rows);
 	ls_eh_free(eh);
 	free(k_rows);

@@ -6,6 +6,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <sys/auxv.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,10 +39,12 @@ struct ls_eh {
 	size_t nfiles, capfiles;
 	struct ls_eh_row *tmp;
 	size_t ntmp, captmp;
-	/* when each process was last scanned */
+	/* when each process was last scanned, how many of its mappings had
+	 * tables then, and how long until it may be scanned again */
 	struct {
 		pid_t pid;
-		__u64 ns;
+		int nmaps;
+		__u64 ns, wait_ns;
 	} *scanned;
 	size_t nscanned, capscanned;
 	struct ls_eh_stats st;
@@ -187,18 +190,14 @@ static long fde_starts(Elf *elf, __u64 **starts)
 	return -1;
 }
 
-long ls_eh_build(int fd, struct ls_eh_row **rows, size_t *nrows, size_t *cap)
+/* The rows of one ELF (ls_eh_build's, from an open Elf). */
+static long build_elf(Elf *elf, struct ls_eh_row **rows, size_t *nrows, size_t *cap)
 {
-	Elf *elf;
 	Dwarf_CFI *cfi;
 	__u64 *starts = NULL;
 	long count;
 	size_t first = *nrows;
 
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return -1;
 	cfi = dwarf_getcfi_elf(elf);
 	count = cfi ? fde_starts(elf, &starts) : -1;
 	for (long k = 0; k < count; k++) {
@@ -227,13 +226,25 @@ long ls_eh_build(int fd, struct ls_eh_row **rows, size_t *nrows, size_t *cap)
 	}
 	free(starts);
 	dwarf_cfi_end(cfi);
-	elf_end(elf);
 	return count < 0 ? -1 : (long)(*nrows - first);
 fail:
 	free(starts);
 	dwarf_cfi_end(cfi);
-	elf_end(elf);
 	return -1;
+}
+
+long ls_eh_build(int fd, struct ls_eh_row **rows, size_t *nrows, size_t *cap)
+{
+	Elf *elf;
+	long n;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -1;
+	n = build_elf(elf, rows, nrows, cap);
+	elf_end(elf);
+	return n;
 }
 
 struct ls_eh *ls_eh_new(const struct ls_eh_ops *ops, __u32 max_rows, __u32 max_pages)
@@ -284,32 +295,46 @@ static void file_pages(struct ls_eh *eh, struct eh_file *f, __u32 n)
 	eh->st.pages += np;
 }
 
-/* The executable segments of the ELF behind fd, into f. */
-static void file_segs(int fd, struct eh_file *f)
+/* The executable segments of an ELF, into f. */
+static void elf_segs(Elf *elf, struct eh_file *f)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	size_t nph;
 	GElf_Phdr ph;
 
-	if (!elf)
-		return;
 	if (!elf_getphdrnum(elf, &nph))
 		for (size_t i = 0; i < nph && f->nsegs < MAX_SEGS; i++)
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
 				f->seg[f->nsegs++] = (typeof(f->seg[0])){ph.p_offset,
 									 ph.p_offset + ph.p_filesz, ph.p_vaddr};
-	elf_end(elf);
 }
 
-static struct eh_file *file_get(struct ls_eh *eh, pid_t pid, const char *path, __u64 start,
-				__u64 end, unsigned long dev, unsigned long long ino)
+/* f's rows (n of them, in eh->tmp) to the walker's table. */
+static void file_rows(struct ls_eh *eh, struct eh_file *f, long n)
+{
+	if (n <= 0 || !f->nsegs) {
+		eh->st.no_table++;
+		return;
+	}
+	if ((__u64)eh->next_row + (__u64)n > eh->max_rows) {
+		eh->st.rows_full++;
+		return;
+	}
+	if (eh->ops.set_rows(eh->ops.ctx, eh->next_row, eh->tmp, (__u32)n)) {
+		eh->st.no_table++;
+		return;
+	}
+	f->row = eh->next_row;
+	f->nrows = (__u32)n;
+	eh->next_row += (__u32)n;
+	eh->st.files++;
+	eh->st.rows += (unsigned long long)n;
+	file_pages(eh, f, (__u32)n);
+}
+
+static struct eh_file *file_new(struct ls_eh *eh, unsigned long dev, unsigned long long ino)
 {
 	struct eh_file *f;
-	int fd;
 
-	for (size_t i = 0; i < eh->nfiles; i++)
-		if (eh->files[i].dev == dev && eh->files[i].ino == ino)
-			return &eh->files[i];
 	if (eh->nfiles == eh->capfiles) {
 		size_t nc = eh->capfiles ? eh->capfiles * 2 : 64;
 		struct eh_file *g = realloc(eh->files, nc * sizeof(*g));
@@ -323,6 +348,54 @@ static struct eh_file *file_get(struct ls_eh *eh, pid_t pid, const char *path, _
 	memset(f, 0, sizeof(*f));
 	f->dev = dev;
 	f->ino = ino;
+	return f;
+}
+
+/* The vDSO's table (device and inode 0: no file): the kernel maps the same
+ * image into every 64-bit process, so this process's own is read. */
+static struct eh_file *vdso_get(struct ls_eh *eh)
+{
+	struct eh_file *f;
+	unsigned long long start = 0, end = 0;
+	char line[256];
+	FILE *fp;
+	Elf *elf;
+
+	for (size_t i = 0; i < eh->nfiles; i++)
+		if (!eh->files[i].dev && !eh->files[i].ino)
+			return &eh->files[i];
+	if (!(f = file_new(eh, 0, 0)))
+		return NULL;
+	if ((fp = fopen("/proc/self/maps", "re"))) {
+		while (fgets(line, sizeof(line), fp))
+			if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2)
+				break;
+		fclose(fp);
+	}
+	if (!start || end <= start || start != getauxval(AT_SYSINFO_EHDR) ||
+	    !(elf = elf_memory((char *)(uintptr_t)start, end - start))) {
+		eh->st.no_table++;
+		return f;
+	}
+	eh->ntmp = 0;
+	long n = build_elf(elf, &eh->tmp, &eh->ntmp, &eh->captmp);
+	elf_segs(elf, f);
+	elf_end(elf);
+	file_rows(eh, f, n);
+	return f;
+}
+
+static struct eh_file *file_get(struct ls_eh *eh, pid_t pid, const char *path, __u64 start,
+				__u64 end, unsigned long dev, unsigned long long ino)
+{
+	struct eh_file *f;
+	int fd;
+
+	for (size_t i = 0; i < eh->nfiles; i++)
+		if (eh->files[i].dev == dev && eh->files[i].ino == ino)
+			return &eh->files[i];
+	if (!(f = file_new(eh, dev, ino)))
+		return NULL;
 	fd = ls_proc_open(pid, path, start, end);
 	if (fd < 0) {
 		eh->st.no_table++;
@@ -331,29 +404,17 @@ static struct eh_file *file_get(struct ls_eh *eh, pid_t pid, const char *path, _
 	__u64 t0 = ls_now_ns();
 	long n;
 
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
 	eh->ntmp = 0;
-	n = ls_eh_build(fd, &eh->tmp, &eh->ntmp, &eh->captmp);
-	file_segs(fd, f);
+	n = elf ? build_elf(elf, &eh->tmp, &eh->ntmp, &eh->captmp) : -1;
+	if (elf)
+		elf_segs(elf, f);
+	elf_end(elf);
 	close(fd);
 	eh->st.build_ns += ls_now_ns() - t0;
-	if (n <= 0 || !f->nsegs) {
-		eh->st.no_table++;
-		return f;
-	}
-	if ((__u64)eh->next_row + (__u64)n > eh->max_rows) {
-		eh->st.rows_full++;
-		return f;
-	}
-	if (eh->ops.set_rows(eh->ops.ctx, eh->next_row, eh->tmp, (__u32)n)) {
-		eh->st.no_table++;
-		return f;
-	}
-	f->row = eh->next_row;
-	f->nrows = (__u32)n;
-	eh->next_row += (__u32)n;
-	file_pages(eh, f, (__u32)n);
-	eh->st.files++;
-	eh->st.rows += (unsigned long long)n;
+	file_rows(eh, f, n);
 	return f;
 }
 
@@ -378,11 +439,15 @@ int ls_eh_scan(struct ls_eh *eh, pid_t pid)
 
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
 			   &min, &ino, &at) < 7 ||
-		    perms[2] != 'x' || !ino || line[at] != '/')
+		    perms[2] != 'x')
 			continue;
 		line[strcspn(line, "\n")] = 0;
-		struct eh_file *f = file_get(eh, pid, line + at, start, end,
-					     (unsigned long)maj << 20 | min, ino);
+		bool vdso = !ino && !strcmp(line + at, "[vdso]");
+		if (!vdso && (!ino || line[at] != '/'))
+			continue;
+		struct eh_file *f = vdso ? vdso_get(eh)
+					 : file_get(eh, pid, line + at, start, end,
+						    (unsigned long)maj << 20 | min, ino);
 
 		if (!f || !f->nrows)
 			continue;
@@ -405,16 +470,17 @@ int ls_eh_scan(struct ls_eh *eh, pid_t pid)
 		return -2;
 	}
 	eh->st.procs++;
-	return 0;
+	return (int)p.n;
 }
 
 void ls_eh_missed(struct ls_eh *eh, pid_t pid, __u64 now_ns)
 {
 	size_t i;
+	int n;
 
 	for (i = 0; i < eh->nscanned && eh->scanned[i].pid != pid; i++)
 		;
-	if (i < eh->nscanned && now_ns - eh->scanned[i].ns < 1000000000ull)
+	if (i < eh->nscanned && now_ns - eh->scanned[i].ns < eh->scanned[i].wait_ns)
 		return;
 	if (i == eh->nscanned) {
 		if (eh->nscanned == eh->capscanned) {
@@ -426,11 +492,23 @@ void ls_eh_missed(struct ls_eh *eh, pid_t pid, __u64 now_ns)
 			eh->scanned = g;
 			eh->capscanned = nc;
 		}
-		eh->scanned[eh->nscanned++].pid = pid;
+		eh->scanned[eh->nscanned] = (typeof(*eh->scanned)){pid, -1, 0, 0};
+		eh->nscanned++;
 	}
 	eh->scanned[i].ns = now_ns;
-	if (ls_eh_scan(eh, pid) == -1) /* gone: forgotten */
+	n = ls_eh_scan(eh, pid);
+	if (n == -1) { /* gone: forgotten */
 		eh->scanned[i] = eh->scanned[--eh->nscanned];
+		return;
+	}
+	/* a second, or twice the last wait (at most 32 s) when nothing new was
+	 * mapped: a miss in JIT code or anonymous memory repeats forever, and
+	 * reading a process's maps holds its mmap lock */
+	eh->scanned[i].wait_ns = n == eh->scanned[i].nmaps && eh->scanned[i].wait_ns
+					 ? (eh->scanned[i].wait_ns < 16000000000ull ? eh->scanned[i].wait_ns * 2
+										     : 32000000000ull)
+					 : 1000000000ull;
+	eh->scanned[i].nmaps = n;
 }
 
 const struct ls_eh_stats *ls_eh_stats(const struct ls_eh *eh)

@@ -37,15 +37,17 @@ struct ls_eh_stats {
 
 struct ls_eh *ls_eh_new(const struct ls_eh_ops *ops, __u32 max_rows, __u32 max_pages);
 /* (Re)reads pid's mappings, builds the tables of files not seen yet, and
- * hands the walker its mappings. 0, -1 (process gone) or -2 (the walker's
- * process map is full: its stacks stay frame pointers). */
+ * hands the walker its mappings (the vDSO's too). The number of mappings
+ * with tables, -1 (process gone) or -2 (the walker's process map is full:
+ * its stacks stay frame pointers). */
 int ls_eh_scan(struct ls_eh *eh, pid_t pid);
 /* The rows of one ELF file (an open fd), appended to *rows (grown with
  * realloc), for tests and the builder. The number added, or -1. */
 long ls_eh_build(int fd, struct ls_eh_row **rows, size_t *nrows, size_t *cap);
 /* pid's stacks met no table (at now_ns): ls_eh_scan, unless it was scanned
- * less than a second ago (JIT code and anonymous mappings never have
- * one). */
+ * less than a second ago, or, while its scans find nothing new (JIT code
+ * and anonymous mappings never have a table), twice as long as the last
+ * wait, up to 32 s. */
 void ls_eh_missed(struct ls_eh *eh, pid_t pid, __u64 now_ns);
 const struct ls_eh_stats *ls_eh_stats(const struct ls_eh *eh);
 void ls_eh_free(struct ls_eh *eh);
