@@ -418,10 +418,44 @@ static struct eh_file *file_get(struct ls_eh *eh, pid_t pid, const char *path, _
 	return f;
 }
 
+static int by_rows_desc(const void *a, const void *b)
+{
+	const struct ls_eh_map *x = a, *y = b;
+
+	return x->nrows < y->nrows ? 1 : x->nrows > y->nrows ? -1 : 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct ls_eh_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The walker's mappings of a process, at most LS_EH_MAPS of the n found:
+ * where there are more (a Python process with many extension modules), the
+ * ones with the most rows (libc, the interpreter, the big libraries: where
+ * most frames are), sorted by start again. */
+_Static_assert(LS_EH_MAPS == 64, "record's summary says 64");
+
+static void keep_maps(struct ls_eh *eh, struct ls_eh_proc *p, struct ls_eh_map *all, size_t n)
+{
+	if (n > LS_EH_MAPS) {
+		eh->st.maps_over += n - LS_EH_MAPS;
+		qsort(all, n, sizeof(*all), by_rows_desc);
+		n = LS_EH_MAPS;
+		qsort(all, n, sizeof(*all), by_start);
+	}
+	memcpy(p->m, all, n * sizeof(*all));
+	p->n = (__u32)n;
+}
+
 int ls_eh_scan(struct ls_eh *eh, pid_t pid)
 {
 	char path[64], line[4352];
 	struct ls_eh_proc p;
+	struct ls_eh_map all[4 * LS_EH_MAPS];
+	size_t nall = 0;
 	FILE *fp;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
@@ -454,17 +488,18 @@ int ls_eh_scan(struct ls_eh *eh, pid_t pid)
 		for (int s = 0; s < f->nsegs; s++) {
 			if (off < f->seg[s].off || off >= f->seg[s].end)
 				continue;
-			if (p.n == LS_EH_MAPS) {
+			if (nall == sizeof(all) / sizeof(all[0])) {
 				eh->st.maps_over++;
 				break;
 			}
-			p.m[p.n++] = (struct ls_eh_map){start, end,
-							start - off + f->seg[s].off - f->seg[s].vaddr,
-							f->row, f->nrows, f->page, f->npages, f->text, 0};
+			all[nall++] = (struct ls_eh_map){start, end,
+							 start - off + f->seg[s].off - f->seg[s].vaddr,
+							 f->row, f->nrows, f->page, f->npages, f->text, 0};
 			break;
 		}
 	}
 	fclose(fp);
+	keep_maps(eh, &p, all, nall);
 	if (eh->ops.set_proc(eh->ops.ctx, (__u32)pid, &p)) {
 		eh->st.procs_over++; /* the walker's process map is full */
 		return -2;

@@ -117,7 +117,7 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 			"  user stacks unwound in the kernel by table: %llu distinct, %.1f frames each "
 			"(%llu by frame pointer); stopped short: %llu at a frame without a rule, %llu "
 			"at the depth limit, %llu failed; tables: %llu files, %llu rows, %.1f ms to "
-			"build, %llu files without one%s%s\n",
+			"build, %llu files without one%s%s%s\n",
 			(unsigned long long)r->eh_stacks,
 			r->eh_stacks ? (double)r->eh_frames / r->eh_stacks : 0.0,
 			(unsigned long long)r->eh_fp_frames,
@@ -125,7 +125,9 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 			(unsigned long long)r->eh_stopped[LS_UNWIND_STACK_END],
 			(unsigned long long)r->eh_stopped[LS_UNWIND_ERROR], e->files, e->rows,
 			e->build_ns / 1e6, e->no_table, e->rows_full ? " (table map full)" : "",
-			e->procs_over ? " (process map full: some processes by frame pointers)" : "");
+			e->procs_over ? " (process map full: some processes by frame pointers)" : "",
+			e->maps_over ? " (processes with over 64 mapped files: the smallest tables "
+				       "left out)" : "");
 	}
 	if (r->py && ls_py_unnamed(r->py))
 		fprintf(stderr, "  Python frames that could not be named (process memory unreadable): "
