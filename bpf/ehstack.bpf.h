@@ -75,7 +75,6 @@ struct eh_walk {
 	struct ls_ev_ustack_eh *e;
 	__u64 ip, sp, bp, hash;
 	__u32 n, status, fp, missed;
-	bool done;
 };
 
 static __always_inline __u64 eh_read(__u64 addr)
@@ -243,18 +242,29 @@ static long eh_step(__u32 i, void *arg)
 	return !ra;
 }
 
-/* Does the table walk take tgid's user stacks (eh_stack)? A process
- * without tables yet is named to user space (eh_missed). */
-static __always_inline bool eh_covers(__u32 tgid)
+/* Names tgid to user space: its stacks met no table. Looked up first: a
+ * process with JIT code misses on every stack, and the LRU map's update
+ * takes a lock. */
+static __always_inline void eh_note_missed(__u32 tgid)
 {
 	__u8 one = 1;
 
+	if (!bpf_map_lookup_elem(&eh_missed, &tgid))
+		bpf_map_update_elem(&eh_missed, &tgid, &one, BPF_ANY);
+}
+
+/* tgid's mappings when the table walk takes its user stacks (eh_stack),
+ * else NULL (a process without tables yet is named to user space). */
+static __always_inline const struct ls_eh_proc *eh_covers(__u32 tgid)
+{
+	const struct ls_eh_proc *p;
+
 	if (!eh_unwind)
-		return false;
-	if (bpf_map_lookup_elem(&eh_procs, &tgid))
-		return true;
-	bpf_map_update_elem(&eh_missed, &tgid, &one, BPF_ANY);
-	return false;
+		return NULL;
+	p = bpf_map_lookup_elem(&eh_procs, &tgid);
+	if (!p)
+		eh_note_missed(tgid);
+	return p;
 }
 
 /* The current thread's user stack, unwound by table, as an id: a stack
@@ -262,7 +272,7 @@ static __always_inline bool eh_covers(__u32 tgid)
  * and the addresses); a new one gets the next and goes to user space once
  * (struct ls_ev_ustack_eh). -1: none (a kernel thread, or eh_ids full:
  * counted with the stack map's errors). */
-static __always_inline __s32 eh_stack(__u32 tgid)
+static __always_inline __s32 eh_stack(__u32 tgid, const struct ls_eh_proc *proc)
 {
 	__u32 zero = 0;
 	struct eh_walk w = {};
@@ -270,10 +280,10 @@ static __always_inline __s32 eh_stack(__u32 tgid)
 	__s32 *known, id;
 	__u64 *next, size;
 
-	w.proc = bpf_map_lookup_elem(&eh_procs, &tgid);
+	w.proc = proc;
 	w.e = bpf_map_lookup_elem(&eh_scratch, &zero);
 	next = bpf_map_lookup_elem(&eh_next, &zero);
-	if (!w.proc || !w.e || !next)
+	if (!w.e || !next)
 		return -1;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	w.ip = BPF_CORE_READ(regs, ip);
@@ -284,10 +294,8 @@ static __always_inline __s32 eh_stack(__u32 tgid)
 	w.status = LS_UNWIND_NO_CFI;
 	w.hash = 0xcbf29ce484222325ull ^ tgid;
 	bpf_loop(LS_STACK_DEPTH + 1, eh_step, &w, 0);
-	if (w.missed) {
-		__u8 one = 1;
-		bpf_map_update_elem(&eh_missed, &tgid, &one, BPF_ANY);
-	}
+	if (w.missed)
+		eh_note_missed(tgid);
 	__u32 n = w.n;
 	asm volatile("" : "+r"(n)); /* the bound below is on this register */
 	if (!n || n > LS_STACK_DEPTH)

@@ -29,7 +29,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (!e)
 		return 0;
 	fill_hdr(&e->h, LS_EV_SAMPLE, sizeof(*e));
-	e->ustack = !tgid ? -1 : eh_covers(tgid) ? eh_stack(tgid) : stack_id(ctx, BPF_F_USER_STACK);
+	const struct ls_eh_proc *eh = tgid ? eh_covers(tgid) : NULL;
+
+	e->ustack = !tgid ? -1 : eh ? eh_stack(tgid, eh) : stack_id(ctx, BPF_F_USER_STACK);
 	e->kstack = stack_id(ctx, 0);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	struct ls_hdr h = e->h;

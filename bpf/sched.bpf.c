@@ -59,7 +59,9 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 	e->prev_ustack = e->prev_kstack = -1;
 	/* prev is still current: its stacks say why it blocked */
 	if (want_stacks && prev_tracked && state != 0) {
-		e->prev_ustack = eh_covers(prev_tgid) ? eh_stack(prev_tgid) : stack_id(ctx, BPF_F_USER_STACK);
+		const struct ls_eh_proc *eh = eh_covers(prev_tgid);
+
+		e->prev_ustack = eh ? eh_stack(prev_tgid, eh) : stack_id(ctx, BPF_F_USER_STACK);
 		e->prev_kstack = stack_id(ctx, 0);
 	}
 	e->prev_prio = BPF_CORE_READ(prev, prio);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "../core/procfile.h"
 #include "../cli.h"
+#include "../core/grow.h"
 
 #define MAX_SEGS 4
 
@@ -107,27 +108,18 @@ static struct ls_eh_row row_of(Dwarf_Frame *f, __u32 pc)
 	return r;
 }
 
-static int push(struct ls_eh_row **rows, size_t *n, size_t *cap, struct ls_eh_row r)
+static void push(struct ls_eh_row **rows, size_t *n, size_t *cap, struct ls_eh_row r)
 {
 	if (*n) { /* strictly increasing pcs; one row per run of equal rules */
 		struct ls_eh_row *last = &(*rows)[*n - 1];
 
 		if (r.pc <= last->pc)
-			return 0;
+			return;
 		if (r.kind == last->kind && r.cfa == last->cfa && r.rbp == last->rbp)
-			return 0;
+			return;
 	}
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 4096;
-		struct ls_eh_row *g = realloc(*rows, nc * sizeof(*g));
-
-		if (!g)
-			return -1;
-		*rows = g;
-		*cap = nc;
-	}
+	GROW(*rows, *n, *cap);
 	(*rows)[(*n)++] = r;
-	return 0;
 }
 
 static int enc_size(unsigned char enc)
@@ -213,24 +205,18 @@ static long build_elf(Elf *elf, struct ls_eh_row **rows, size_t *nrows, size_t *
 			free(f);
 			if (!ok || sig)
 				r.kind = LS_EH_NONE;
-			if (push(rows, nrows, cap, r))
-				goto fail;
+			push(rows, nrows, cap, r);
 			if (!ok || e <= a)
 				break;
 			a = e;
 		}
 		/* past the function, before the next: no rule */
-		if (a < next && a <= UINT32_MAX &&
-		    push(rows, nrows, cap, (struct ls_eh_row){.pc = (__u32)a, .kind = LS_EH_NONE}))
-			goto fail;
+		if (a < next && a <= UINT32_MAX)
+			push(rows, nrows, cap, (struct ls_eh_row){.pc = (__u32)a, .kind = LS_EH_NONE});
 	}
 	free(starts);
 	dwarf_cfi_end(cfi);
 	return count < 0 ? -1 : (long)(*nrows - first);
-fail:
-	free(starts);
-	dwarf_cfi_end(cfi);
-	return -1;
 }
 
 long ls_eh_build(int fd, struct ls_eh_row **rows, size_t *nrows, size_t *cap)
@@ -292,7 +278,6 @@ static void file_pages(struct ls_eh *eh, struct eh_file *f, __u32 n)
 	f->npages = (__u32)np;
 	f->text = text;
 	eh->next_page += (__u32)np;
-	eh->st.pages += np;
 }
 
 /* The executable segments of an ELF, into f. */
@@ -335,15 +320,7 @@ static struct eh_file *file_new(struct ls_eh *eh, unsigned long dev, unsigned lo
 {
 	struct eh_file *f;
 
-	if (eh->nfiles == eh->capfiles) {
-		size_t nc = eh->capfiles ? eh->capfiles * 2 : 64;
-		struct eh_file *g = realloc(eh->files, nc * sizeof(*g));
-
-		if (!g)
-			return NULL;
-		eh->files = g;
-		eh->capfiles = nc;
-	}
+	GROW(eh->files, eh->nfiles, eh->capfiles);
 	f = &eh->files[eh->nfiles++];
 	memset(f, 0, sizeof(*f));
 	f->dev = dev;
@@ -364,8 +341,7 @@ static struct eh_file *vdso_get(struct ls_eh *eh)
 	for (size_t i = 0; i < eh->nfiles; i++)
 		if (!eh->files[i].dev && !eh->files[i].ino)
 			return &eh->files[i];
-	if (!(f = file_new(eh, 0, 0)))
-		return NULL;
+	f = file_new(eh, 0, 0);
 	if ((fp = fopen("/proc/self/maps", "re"))) {
 		while (fgets(line, sizeof(line), fp))
 			if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2)
@@ -394,8 +370,7 @@ static struct eh_file *file_get(struct ls_eh *eh, pid_t pid, const char *path, _
 	for (size_t i = 0; i < eh->nfiles; i++)
 		if (eh->files[i].dev == dev && eh->files[i].ino == ino)
 			return &eh->files[i];
-	if (!(f = file_new(eh, dev, ino)))
-		return NULL;
+	f = file_new(eh, dev, ino);
 	fd = ls_proc_open(pid, path, start, end);
 	if (fd < 0) {
 		eh->st.no_table++;
@@ -483,7 +458,7 @@ int ls_eh_scan(struct ls_eh *eh, pid_t pid)
 					 : file_get(eh, pid, line + at, start, end,
 						    (unsigned long)maj << 20 | min, ino);
 
-		if (!f || !f->nrows)
+		if (!f->nrows)
 			continue;
 		for (int s = 0; s < f->nsegs; s++) {
 			if (off < f->seg[s].off || off >= f->seg[s].end)
@@ -504,7 +479,6 @@ int ls_eh_scan(struct ls_eh *eh, pid_t pid)
 		eh->st.procs_over++; /* the walker's process map is full */
 		return -2;
 	}
-	eh->st.procs++;
 	return (int)p.n;
 }
 
@@ -518,15 +492,7 @@ void ls_eh_missed(struct ls_eh *eh, pid_t pid, __u64 now_ns)
 	if (i < eh->nscanned && now_ns - eh->scanned[i].ns < eh->scanned[i].wait_ns)
 		return;
 	if (i == eh->nscanned) {
-		if (eh->nscanned == eh->capscanned) {
-			size_t nc = eh->capscanned ? eh->capscanned * 2 : 64;
-			void *g = realloc(eh->scanned, nc * sizeof(*eh->scanned));
-
-			if (!g)
-				return;
-			eh->scanned = g;
-			eh->capscanned = nc;
-		}
+		GROW(eh->scanned, eh->nscanned, eh->capscanned);
 		eh->scanned[eh->nscanned] = (typeof(*eh->scanned)){pid, -1, 0, 0};
 		eh->nscanned++;
 	}

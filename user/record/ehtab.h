@@ -31,8 +31,7 @@ struct ls_eh_ops {
 };
 
 struct ls_eh_stats {
-	unsigned long long files, rows, pages, no_table, rows_full, maps_over, procs, procs_over,
-		build_ns;
+	unsigned long long files, rows, no_table, rows_full, maps_over, procs_over, build_ns;
 };
 
 struct ls_eh *ls_eh_new(const struct ls_eh_ops *ops, __u32 max_rows, __u32 max_pages);
@@ -42,7 +41,8 @@ struct ls_eh *ls_eh_new(const struct ls_eh_ops *ops, __u32 max_rows, __u32 max_p
  * its stacks stay frame pointers). */
 int ls_eh_scan(struct ls_eh *eh, pid_t pid);
 /* The rows of one ELF file (an open fd), appended to *rows (grown with
- * realloc), for tests and the builder. The number added, or -1. */
+ * realloc; out of memory aborts, as every GROW), for tests. The number
+ * added, or -1 (no .eh_frame_hdr table it reads). */
 long ls_eh_build(int fd, struct ls_eh_row **rows, size_t *nrows, size_t *cap);
 /* pid's stacks met no table (at now_ns): ls_eh_scan, unless it was scanned
  * less than a second ago, or, while its scans find nothing new (JIT code
