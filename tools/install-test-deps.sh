@@ -25,7 +25,7 @@ PKGS=(
   qemu-system-x86 busybox-static cpio tmux
   python3-fastapi python3-uvicorn python3-zmq python3-numpy python3-uvloop python3-httptools python3-grpcio
   python3-protobuf
-  nginx-light nodejs prometheus chromium protobuf-compiler g++ openssl
+  nginx-light apache2-utils nodejs prometheus chromium protobuf-compiler g++ openssl
 )
 command -v npm >/dev/null || PKGS+=(npm) # a machine's own npm will do
 # libc's debug file (test_debug_syms): must match the installed libc6 to

@@ -10,7 +10,8 @@
 #     probes (a uprobe trap per engine event), + socket I/O, + off-CPU stacks at
 #     every blocking switch, + 49 Hz stack sampling (full), alternated in one
 #     run; events/s and bytes/event; where the BPF time goes (per-program
-#     run time from kernel.bpf_stats_enabled).
+#     run time from kernel.bpf_stats_enabled);
+#  5. the same on a real server and load generator: nginx + ApacheBench.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=build
@@ -194,8 +195,8 @@ sysctl -qw kernel.bpf_stats_enabled=$old_stats
 python3 - $T/progs.json "$(events_written)" "$(getconf CLK_TCK)" ${agent[@]} <<'PY'
 import json, os, sys, statistics as s
 progs = [p for p in json.load(open(sys.argv[1])) if p.get("run_cnt")]
-ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "net_", "enter_", "exit_",
-                                                          "request_", "first_token", "gpu_"))]
+ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "net_", "sys_", "do_sample",
+                                                          "request_", "first_token", "gpu_", "ssl_"))]
 total = sum(p["run_time_ns"] for p in ours)
 print(f"{'program':28s} {'runs':>10s} {'ns/run':>8s} {'total ms':>9s} {'share':>6s}")
 for p in sorted(ours, key=lambda p: -p["run_time_ns"])[:12]:
@@ -216,6 +217,63 @@ print(f"agent CPU per 10 k events/s: latsplit process {user * 1e4 * 100:.2f}% of
 with open(os.environ["GOALS"], "a") as g:
     g.write(f"agent CPU per 10 k events/s (% of a core)|printed, no target|{(user + bpf_per_ev) * 1e4 * 100:.2f}|-\n")
 PY
+
+echo
+echo "== a real server and load generator (issue 29): Debian's nginx (one worker) serving a 35-byte file to"
+echo "   ApacheBench -k -c 8 on loopback, untraced vs record --port (defaults) and two lighter recordings,"
+echo "   3 alternated rounds of 3 s; median requests/s"
+if command -v nginx >/dev/null && command -v ab >/dev/null; then
+  NGP=18558
+  mkdir -p $T/ng
+  printf 'hello from nginx, a small file\n' >$T/ng/index.html
+  cat >$T/ng/nginx.conf <<CONF
+worker_processes 1;
+daemon off;
+pid $T/ng/nginx.pid;
+error_log $T/ng/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  server { listen 127.0.0.1:$NGP; location / { root $T/ng; } }
+}
+CONF
+  nginx -c $T/ng/nginx.conf -e $T/ng/error.log & NGPID=$!
+  for i in $(seq 50); do ss -Hltn "sport = :$NGP" | grep -q . && break; sleep 0.1; done
+  abload() { ab -k -c 8 -t 3 -n 100000000 http://127.0.0.1:$NGP/index.html 2>/dev/null |
+    sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p'; }
+  ngrec() { # ARGS...: req/s under record --port ARGS; the summary in $T/ng.log
+    $B/latsplit record -o $T/ng.data --port $NGP "$@" 2>$T/ng.log & local rp=$!
+    for i in $(seq 100); do grep -q recording $T/ng.log && break; sleep 0.05; done
+    abload
+    kill -INT $rp; wait $rp
+  }
+  declare -a nb nl ns nf
+  for round in 1 2 3; do
+    nb+=("$(abload)")
+    nl+=("$(ngrec --no-sock -F 0 --no-offcpu)")
+    ns+=("$(ngrec -F 0 --no-offcpu)")
+    nf+=("$(ngrec)")
+    ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/ng.log)
+    nreq=$(sed -n 's/.*HTTP requests read by tracked processes: \([0-9]*\).*/\1/p' $T/ng.log)
+    bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/ng.log)
+    printf "round %d: untraced %8.1f req/s | sched+tcp %8.1f | +socket I/O %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s B/event)\n" \
+      $round "${nb[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "${bpe:-?}"
+  done
+  kill $NGPID 2>/dev/null; wait $NGPID 2>/dev/null
+  python3 - "${nb[@]}" "${nl[@]}" "${ns[@]}" "${nf[@]}" <<'PY'
+import os, sys, statistics as s
+v = [float(x or 0) for x in sys.argv[1:]]; b, l, n, f = (v[i:i + 3] for i in range(0, 12, 3))
+m = s.median(b) or 1
+print(f"median req/s (ratio to untraced): untraced {s.median(b):.1f}; sched+tcp {s.median(l):.1f} "
+      f"({s.median(l)/m:.3f}); +socket I/O {s.median(n):.1f} ({s.median(n)/m:.3f}); defaults "
+      f"{s.median(f):.1f} ({s.median(f)/m:.3f})")
+with open(os.environ["GOALS"], "a") as g:
+    r = s.median(f) / m
+    g.write(f"overhead: nginx + ab -k, record --port defaults / untraced (req/s)|>= 0.90|{r:.3f}|{'yes' if r >= 0.9 else 'no'}\n")
+PY
+else
+  echo "skipped: nginx or ab missing (tools/install-test-deps.sh installs nginx-light and apache2-utils)"
+fi
 
 echo
 echo "== TLS uprobes: one process's SSL_write_ex/SSL_read_ex round trips over memory BIOs (2 of each,"

@@ -317,9 +317,9 @@ static bool is_token_upper(const char *s, size_t n)
 
 /* Could `s` (n bytes) be the start of a message of this kind? Used to
  * reject non-HTTP early and to resynchronise. */
-static bool plausible_start(const struct ls_http_parser *p, const uint8_t *s, size_t n)
+static bool plausible_start(enum ls_http_kind kind, const uint8_t *s, size_t n)
 {
-	if (p->kind == LS_HTTP_RESPONSE) {
+	if (kind == LS_HTTP_RESPONSE) {
 		static const char v[] = "HTTP/1.";
 		size_t k = n < 7 ? n : 7;
 		return k && !memcmp(s, v, k);
@@ -341,12 +341,12 @@ static bool plausible_start(const struct ls_http_parser *p, const uint8_t *s, si
  * HTTP/1.x) or status line (HTTP/1.x NNN)? The proof a resynchronising
  * parser needs before it takes bytes for a message start: a body that
  * merely begins with "GET " has no such line. */
-static bool provable_start(const struct ls_http_parser *p, const uint8_t *s, size_t n)
+static bool provable_start(enum ls_http_kind kind, const uint8_t *s, size_t n)
 {
 	const uint8_t *eol = memchr(s, '\n', n);
 	size_t ll;
 
-	if (!plausible_start(p, s, n))
+	if (!plausible_start(kind, s, n))
 		return false;
 	if (!eol) {
 		/* A request line longer than what the capture kept (a long query
@@ -355,7 +355,7 @@ static bool provable_start(const struct ls_http_parser *p, const uint8_t *s, siz
 		 * "unparsed" (its head is cut), counted; refusing it starred the
 		 * head and hid the request, so a client could stay out of the
 		 * analysis. */
-		const uint8_t *sp1 = p->kind == LS_HTTP_REQUEST ? memchr(s, ' ', n) : NULL;
+		const uint8_t *sp1 = kind == LS_HTTP_REQUEST ? memchr(s, ' ', n) : NULL;
 		if (!sp1 || n < 32 || sp1 + 1 >= s + n || sp1[1] != '/')
 			return false;
 		for (const uint8_t *c = sp1 + 1; c < s + n; c++)
@@ -366,7 +366,7 @@ static bool provable_start(const struct ls_http_parser *p, const uint8_t *s, siz
 	ll = eol - s;
 	if (ll && s[ll - 1] == '\r')
 		ll--;
-	if (p->kind == LS_HTTP_RESPONSE)
+	if (kind == LS_HTTP_RESPONSE)
 		return ll >= 12 && s[8] == ' ' && isdigit(s[7]) && isdigit(s[9]) && isdigit(s[10]) &&
 		       isdigit(s[11]) && (ll == 12 || s[12] == ' ');
 	/* METHOD SP target SP HTTP/1.x, the target without spaces or controls
@@ -385,9 +385,7 @@ static bool provable_start(const struct ls_http_parser *p, const uint8_t *s, siz
 
 bool ls_http_starts_message(enum ls_http_kind kind, const uint8_t *s, size_t n)
 {
-	struct ls_http_parser p = {.kind = kind};
-
-	return provable_start(&p, s, n);
+	return provable_start(kind, s, n);
 }
 
 void ls_http_resync(struct ls_http_parser *p)
@@ -610,7 +608,7 @@ static void feed_known(struct ls_http_parser *p, const uint8_t *d, size_t n)
 				p->pos++;
 				continue;
 			}
-			if (!plausible_start(p, d + i, n - i)) {
+			if (!plausible_start(p->kind, d + i, n - i)) {
 				lose(p, LS_HTTP_ST_OPAQUE, "not HTTP");
 				continue;
 			}
@@ -626,7 +624,7 @@ static void feed_known(struct ls_http_parser *p, const uint8_t *d, size_t n)
 			}
 			/* Reject garbage before a whole head accumulates. */
 			if (p->st == LS_HTTP_ST_HEAD && p->head_len <= 8 &&
-			    !plausible_start(p, (const uint8_t *)p->head, p->head_len))
+			    !plausible_start(p->kind, (const uint8_t *)p->head, p->head_len))
 				lose(p, LS_HTTP_ST_OPAQUE, "not HTTP");
 			else if (p->st == LS_HTTP_ST_HEAD && p->head_len == 8 && p->cb->begin)
 				p->cb->begin(p->ctx);
@@ -759,7 +757,7 @@ void ls_http_feed(struct ls_http_parser *p, const uint8_t *data, size_t known, s
 	if (p->st == LS_HTTP_ST_LOST) {
 		/* Resynchronise where a chunk of I/O starts with a whole start
 		 * line: never in the middle of a body. */
-		if (!known || !provable_start(p, data, known)) {
+		if (!known || !provable_start(p->kind, data, known)) {
 			p->pos += total;
 			return;
 		}
