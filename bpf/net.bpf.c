@@ -259,7 +259,7 @@ static __always_inline int handle_xmit(const struct sk_buff *skb)
 {
 	const struct sock *sk = BPF_CORE_READ(skb, sk);
 	const struct tcp_sock *tp = (const void *)sk;
-	struct ls_ev_tcp_xmit *e;
+	struct ls_ev_tcp_xmit *e, x;
 	struct conn_val *v;
 	unsigned char *head, *data;
 	__u16 thoff;
@@ -283,19 +283,36 @@ static __always_inline int handle_xmit(const struct sk_buff *skb)
 	len = len > hdrs ? len - hdrs : 0;
 	if (!len && !(flags & 0x01)) /* bare ACKs: nothing delivered */
 		return 0;
+	fill_sk(&x.h, LS_EV_TCP_XMIT, sizeof(x), &x.conn_id, &x.skaddr, v->conn_id, sk);
+	x.seq = bpf_ntohl(seq);
+	x.len = len;
+	x.flags = flags;
+	x.snd_una = BPF_CORE_READ(tp, snd_una);
+	x.snd_wnd = BPF_CORE_READ(tp, snd_wnd);
+	x.snd_cwnd = BPF_CORE_READ(tp, snd_cwnd);
+	x.packets_out = BPF_CORE_READ(tp, packets_out);
+	x.mss_cache = BPF_CORE_READ(tp, mss_cache);
+	x.nodelay = BPF_CORE_READ_BITFIELD_PROBED(tp, nonagle) & 1; /* TCP_NAGLE_OFF */
+	x.pad = 0;
+	/* Emit by exception: the segment that begins a write's bytes, sent
+	 * inside that write (the writer is current), waits in the write's
+	 * state; the write's record carries it when it took all the bytes
+	 * (sock.bpf.c), else it goes out then as its own record. A
+	 * retransmission, or bytes of an earlier write, never match. */
+	if (len && !(flags & 0x07)) { /* no FIN, SYN, RST */
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+		struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
+
+		if (io && io->dir == LS_IO_OUT && io->conn_id == v->conn_id && !io->unix_sk &&
+		    !io->xm.h.ts && io->call != LS_IO_SENDMMSG && x.seq == io->wseq) {
+			io->xm = x;
+			return 0;
+		}
+	}
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
-	fill_sk(&e->h, LS_EV_TCP_XMIT, sizeof(*e), &e->conn_id, &e->skaddr, v->conn_id, sk);
-	e->seq = bpf_ntohl(seq);
-	e->len = len;
-	e->flags = flags;
-	e->snd_una = BPF_CORE_READ(tp, snd_una);
-	e->snd_wnd = BPF_CORE_READ(tp, snd_wnd);
-	e->snd_cwnd = BPF_CORE_READ(tp, snd_cwnd);
-	e->packets_out = BPF_CORE_READ(tp, packets_out);
-	e->mss_cache = BPF_CORE_READ(tp, mss_cache);
-	e->nodelay = BPF_CORE_READ_BITFIELD_PROBED(tp, nonagle) & 1; /* TCP_NAGLE_OFF */
+	*e = x;
 	submit(e);
 	return 0;
 }

@@ -250,6 +250,8 @@ static __always_inline int io_enter(__u64 fd, __u64 buf, __u16 call, __u16 dir, 
 	io.nvec = nvec;
 	if ((call == LS_IO_SENDMMSG || call == LS_IO_RECVMMSG) && !is_unix)
 		io.seq0 = io_seq(io.sk, dir, 0);
+	else if (dir == LS_IO_OUT && !is_unix)
+		io.wseq = io_seq(io.sk, dir, 0);
 	bpf_map_update_elem(&io_inflight, &tid, &io, BPF_ANY);
 	return 0;
 }
@@ -421,10 +423,43 @@ static __always_inline bool starts_http(const struct io_inflight *io, long ret)
 /* The exit of a syscall making `call`: its entry's state, if it was
  * followed, becomes a record. (A state left by another call, a thread that
  * died inside a followed syscall, is dropped.) */
+/* A write's folded transmission (see struct ls_ev_sock_io): the whole of
+ * the `ret` bytes it moved left in the one segment that began with its
+ * first byte, inside the call, and within LS_IO_XMIT_DT ns of entry. */
+static __always_inline __u32 xmit_fold(const struct io_inflight *io, long ret, __u32 seq)
+{
+	const struct ls_ev_tcp_xmit *x = &io->xm;
+	__u64 dt = x->h.ts - io->ts_enter;
+	__u32 v = LS_IO_XMIT | (__u32)dt;
+
+	if (!x->h.ts || x->len != ret || x->seq != seq || x->h.ts < io->ts_enter || dt > LS_IO_XMIT_DT)
+		return 0;
+	if (!x->nodelay && x->mss_cache && x->len < x->mss_cache)
+		v |= LS_IO_XMIT_NAGLE;
+	if (x->seq + x->len - x->snd_una > x->snd_wnd)
+		v |= LS_IO_XMIT_RWND;
+	return v;
+}
+
+/* A held transmission that no record carries: its own tcp_xmit record,
+ * stamped when the segment left. */
+static __always_inline void xmit_flush(const struct io_inflight *io)
+{
+	struct ls_ev_tcp_xmit *e;
+
+	if (!io->xm.h.ts)
+		return;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return;
+	*e = io->xm;
+	submit(e);
+}
+
 static __always_inline int io_exit(long ret, __u16 call)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, slot = 0, n;
+	__u32 tid = (__u32)id, slot = 0, n, xmit = 0;
 	struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
 	struct io_record *rec;
 	__u16 nseg;
@@ -465,7 +500,8 @@ static __always_inline int io_exit(long ret, __u16 call)
 	rec->e.dir = io->dir;
 	rec->e.call = io->call;
 	rec->e.seq = io->unix_sk ? 0 : io_seq(io->sk, io->dir, ret);
-	rec->e.pad2 = 0;
+	xmit = io->dir == LS_IO_OUT && io->call != LS_IO_SENDMMSG ? xmit_fold(io, ret, rec->e.seq) : 0;
+	rec->e.xmit = xmit;
 	if (io->call == LS_IO_SENDMMSG || io->call == LS_IO_RECVMMSG) {
 		__u32 first = 0; /* the first message's bytes: its mmsghdr.msg_len */
 
@@ -474,9 +510,13 @@ static __always_inline int io_exit(long ret, __u16 call)
 	} else {
 		n = copy_payload(rec, io, ret, &nseg);
 	}
+	/* a record that did not reach the ring takes its folded segment with
+	 * it: counted as a drop, as the record is */
 	io_output(rec, n, nseg);
 	scratch_release(slot);
 out:
+	if (!xmit)
+		xmit_flush(io);
 	bpf_map_delete_elem(&io_inflight, &tid);
 	return 0;
 }
@@ -871,7 +911,7 @@ int BPF_KRETPROBE(ssl_exit, long ret)
 	rec->e.dir = t->dir;
 	rec->e.call = t->dir == LS_IO_IN ? LS_IO_SSL_READ : LS_IO_SSL_WRITE;
 	rec->e.seq = 0;
-	rec->e.pad2 = 0;
+	rec->e.xmit = 0;
 	n = copy_payload(rec, &io, len, &nseg);
 	io_output(rec, n, nseg);
 	scratch_release(slot);

@@ -17,7 +17,10 @@
 #include <linux/types.h>
 #endif
 
-#define LS_ABI_VERSION 4
+#define LS_ABI_VERSION 5
+/* The oldest ABI this build reads: 4 differs only in that its sock_io
+ * records never carry a folded transmission (their `xmit` is zero). */
+#define LS_ABI_VERSION_MIN 4
 
 #define LS_COMM_LEN 16
 #define LS_FILENAME_LEN 128
@@ -265,9 +268,18 @@ struct ls_ev_sock_io {
 	 * at exit, minus bytes; ABI 4): bytes this capture never saw (a read in
 	 * flight when recording began, a dropped record) show as a gap. */
 	__u32 seq;
-	__u32 pad2;
+	/* ABI 5: a write whose bytes all left in one segment inside the call
+	 * carries that transmission here instead of a tcp_xmit record (emit
+	 * by exception): LS_IO_XMIT set, then the segment's holds, and the
+	 * time it went to the device as ns after ts_enter (LS_IO_XMIT_DT).
+	 * The segment is [seq, seq + bytes). 0: none (or ABI 4). */
+	__u32 xmit;
 	/* __u8 data[cap_len]; */
 };
+#define LS_IO_XMIT (1u << 31)
+#define LS_IO_XMIT_NAGLE (1u << 30) /* short segment with TCP_NODELAY off */
+#define LS_IO_XMIT_RWND (1u << 29)  /* beyond the window the peer offered */
+#define LS_IO_XMIT_DT ((1u << 29) - 1)
 
 /* accept()/accept4() returned fd for a tracked connection. */
 struct ls_ev_sock_accept {

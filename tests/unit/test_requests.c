@@ -25,6 +25,7 @@ struct seen {
 	uint32_t rtx[128];
 	bool tls; /* the last request's */
 	uint64_t bytes_in, bytes_out, t_in, t_end;
+	uint64_t dlv[8], first_dlv[8]; /* each request's delivery marks */
 };
 
 static void on_req(void *ctx, const struct ls_request *r)
@@ -35,6 +36,10 @@ static void on_req(void *ctx, const struct ls_request *r)
 		snprintf(s->paths[s->n], sizeof(s->paths[0]), "%s", r->path);
 	if (s->n < 128)
 		s->rtx[s->n] = r->retransmits;
+	if (s->n < 8) {
+		s->dlv[s->n] = r->t_dlv;
+		s->first_dlv[s->n] = r->t_first_dlv;
+	}
 	s->n++;
 	s->partial += r->outcome == LS_REQ_PARTIAL;
 	s->ok += r->outcome == LS_REQ_OK;
@@ -49,6 +54,8 @@ static uint64_t now = 1000000;
 
 /* A socket I/O record (call: a syscall, or SSL_read/SSL_write's plaintext
  * with no sequence number), entered 500 ns before it returns. */
+static uint32_t next_xmit; /* the next write's folded transmission (ABI 5), once */
+
 static void io_call(struct ls_corr *c, uint64_t conn, int dir, uint32_t seq, int call,
 		    const char *data)
 {
@@ -68,6 +75,8 @@ static void io_call(struct ls_corr *c, uint64_t conn, int dir, uint32_t seq, int
 	e->dir = dir;
 	e->call = call;
 	e->seq = seq;
+	e->xmit = next_xmit;
+	next_xmit = 0;
 	memcpy(e + 1, data, n);
 	ls_corr_add(c, &e->h);
 }
@@ -293,6 +302,66 @@ static void test_tls_plaintext_on_wire_marks(void **state)
 	assert_int_equal(s.t_end, t_ack);
 }
 
+/* Emit by exception (ABI 5): a write whose bytes left in one segment inside
+ * the call carries that transmission in its own record. The split must be
+ * the one the same write and a separate tcp_xmit record gave. */
+static void folded_run(struct seen *s, bool folded)
+{
+	struct ls_corr *c = ls_corr_new(on_req, s);
+	struct ls_ev_tcp_state st = {.h = {.type = LS_EV_TCP_STATE, .size = sizeof(st)}};
+	const char *req = "GET /f HTTP/1.1\r\n\r\n";
+	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	uint32_t rx = 1000, tx = 5000;
+
+	now = 1000000;
+	st.h.ts = now;
+	st.conn_id = 4;
+	st.newstate = 1;
+	st.rcv_nxt = rx;
+	st.snd_nxt = tx;
+	ls_corr_add(c, &st.h);
+	for (int i = 0; i < 4; i++) {
+		probe(c, 4, rx, strlen(req), tx);
+		io(c, 4, LS_IO_IN, rx, req);
+		rx += strlen(req);
+		/* sent 200 ns into the write (entered 500 ns before it returns) */
+		if (folded) {
+			next_xmit = LS_IO_XMIT | 200;
+		} else {
+			struct ls_ev_tcp_xmit x = {.h = {.type = LS_EV_TCP_XMIT, .size = sizeof(x)}};
+			x.h.ts = now + 1000 - 500 + 200;
+			x.conn_id = 4;
+			x.seq = tx;
+			x.len = strlen(resp);
+			x.snd_una = tx;
+			x.snd_wnd = 65535;
+			x.nodelay = 1;
+			ls_corr_add(c, &x.h);
+		}
+		io(c, 4, LS_IO_OUT, tx, resp);
+		tx += strlen(resp);
+		probe(c, 4, rx, 0, tx);
+	}
+	destroy(c, 4);
+	ls_corr_free(c);
+}
+
+static void test_folded_xmit(void **state)
+{
+	struct seen a = {0}, b = {0};
+
+	(void)state;
+	folded_run(&a, false);
+	folded_run(&b, true);
+	assert_int_equal(a.n, 4);
+	assert_int_equal(b.n, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_true(a.dlv[i] != 0); /* the transmission was used at all */
+		assert_int_equal(a.dlv[i], b.dlv[i]);
+		assert_int_equal(a.first_dlv[i], b.first_dlv[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_keepalive_emits_as_it_goes),
 		cmocka_unit_test(test_upstream_connections),
 		cmocka_unit_test(test_tls_plaintext_on_wire_marks),
+		cmocka_unit_test(test_folded_xmit),
 	};
 	return cmocka_run_group_tests_name("requests", tests, NULL, NULL);
 }

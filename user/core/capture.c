@@ -517,9 +517,9 @@ static int reader_check(struct ls_reader *r, const char *path, char *err, size_t
 		snprintf(err, errlen, "%s: capture header damaged (CRC mismatch); the file is corrupt",
 			 path);
 		e = -EBADMSG;
-	} else if (r->hdr.abi_version != LS_ABI_VERSION) {
-		snprintf(err, errlen, "%s: event ABI version %u; this latsplit reads %u", path,
-			 r->hdr.abi_version, LS_ABI_VERSION);
+	} else if (r->hdr.abi_version < LS_ABI_VERSION_MIN || r->hdr.abi_version > LS_ABI_VERSION) {
+		snprintf(err, errlen, "%s: event ABI version %u; this latsplit reads %u to %u: use a matching latsplit", path,
+			 r->hdr.abi_version, LS_ABI_VERSION_MIN, LS_ABI_VERSION);
 		e = -EPROTO;
 	} else {
 		r->hdr.hostname[sizeof(r->hdr.hostname) - 1] = '\0';

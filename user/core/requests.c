@@ -928,20 +928,36 @@ static void on_adopt(struct ls_corr *c, const struct ls_ev_conn_adopt *e)
 	}
 }
 
-/* Bytes of the response stream handed to the device. */
-static void on_xmit(struct conn *cn, const struct ls_ev_tcp_xmit *e)
+/* Bytes [seq, seq + len) of the response stream handed to the device at ts. */
+static void add_xmit(struct conn *cn, uint64_t ts, uint32_t seq, uint32_t len, bool small_nagle,
+		     bool rwnd)
 {
 	uint64_t b;
 
-	if (!cn->have_seq || !e->len)
+	if (!cn->have_seq || !len)
 		return;
-	b = unwrap(e->seq, cn->iss1, cn->acked);
+	b = unwrap(seq, cn->iss1, cn->acked);
 	GROW(cn->xm, cn->nxm, cn->capxm);
 	cn->xm[cn->nxm++] = (struct xmit){
-		.ts = e->h.ts, .b = b, .e = b + e->len,
-		.small_nagle = !e->nodelay && e->mss_cache && e->len < e->mss_cache,
-		/* the window the peer offered, from the first unacknowledged byte */
-		.rwnd = (uint32_t)(e->seq + e->len - e->snd_una) > e->snd_wnd};
+		.ts = ts, .b = b, .e = b + len, .small_nagle = small_nagle, .rwnd = rwnd};
+}
+
+static void on_xmit(struct conn *cn, const struct ls_ev_tcp_xmit *e)
+{
+	add_xmit(cn, e->h.ts, e->seq, e->len,
+		 !e->nodelay && e->mss_cache && e->len < e->mss_cache,
+		 /* the window the peer offered, from the first unacknowledged byte */
+		 (uint32_t)(e->seq + e->len - e->snd_una) > e->snd_wnd);
+}
+
+/* A write that carries its own transmission (events.h, ABI 5): all its
+ * bytes left in one segment inside the call. */
+static void on_io_xmit(struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	if (!(e->xmit & LS_IO_XMIT) || e->dir != LS_IO_OUT)
+		return;
+	add_xmit(cn, e->ts_enter + (e->xmit & LS_IO_XMIT_DT), e->seq, e->bytes,
+		 e->xmit & LS_IO_XMIT_NAGLE, e->xmit & LS_IO_XMIT_RWND);
 }
 
 static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
@@ -1905,6 +1921,7 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec)
 	case LS_EV_SOCK_IO:
 		cn = conn_get(c, ((const struct ls_ev_sock_io *)rec)->conn_id);
 		if (cn) {
+			on_io_xmit(cn, (const void *)rec);
 			on_io(cn, (const void *)rec);
 			emit_answered(c, cn);
 		}

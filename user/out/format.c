@@ -221,6 +221,12 @@ static bool body_net(FILE *out, const struct ls_hdr *rec, bool json)
 		   (unsigned long long)e->blocked_ns, e->seq, e->cap_len, data);
 		if (e->nseg)
 			KV(",\"pieces\":%u", " pieces=%u", e->nseg);
+		if (e->xmit & LS_IO_XMIT) /* the one segment it left in, folded here */
+			KV(",\"xmit_ns\":%u,\"xmit_hold\":\"%s\"", " xmit=+%uns%s",
+			   e->xmit & LS_IO_XMIT_DT,
+			   e->xmit & LS_IO_XMIT_NAGLE ? (json ? "nagle" : " nagle")
+			   : e->xmit & LS_IO_XMIT_RWND ? (json ? "rwnd" : " rwnd")
+						       : "");
 		break;
 	}
 	case LS_EV_SOCK_ACCEPT: {

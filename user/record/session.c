@@ -93,6 +93,9 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 	for (int t = 1; t < LS_EV_KERNEL_MAX; t++)
 		if (r->per_type[t])
 			fprintf(stderr, " %s=%llu", ls_type_name(t), (unsigned long long)r->per_type[t]);
+	if (r->xmit_folded) /* emit by exception: one record, not two */
+		fprintf(stderr, "; tcp_xmit carried by the write's sock_io: %llu",
+			(unsigned long long)r->xmit_folded);
 	fprintf(stderr, "\n  %.2f MB raw -> %.2f MB on disk (%.1fx, zlib %d), %llu frames, %.1f bytes/event\n",
 		ws->raw_bytes / 1e6, ws->file_bytes / 1e6,
 		ws->file_bytes ? (double)ws->raw_bytes / ws->file_bytes : 0.0, level,
