@@ -117,7 +117,7 @@ recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log and
   kill -INT $rp; wait $rp
 }
 events_written() { sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log; }
-declare -a base noeng nosock nostacks offcpu full fullfp agent bpes
+declare -a base noeng nosock nostacks offcpu full fullfp agent bpes eprs
 for round in 1 2 3; do
   base+=("$(run_load)")
   noeng+=("$(recorded --no-sock -F 0 --no-offcpu --no-engine)")
@@ -132,8 +132,11 @@ for round in 1 2 3; do
   bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/rec.log)
   bpes+=("$bpe")
   sio=$(grep -o 'sock_io=[0-9]*' $T/rec.log | cut -d= -f2)
-  printf "round %d: untraced %8.1f req/s | sched+tcp, no engine probes %8.1f | +engine probes %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f | full, frame-pointer stacks %8.1f  (full: %s events in %s s, sock_io %s, %s B/event)\n" \
-    $round "${base[-1]}" "${noeng[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "${fullfp[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe"
+  nreq=$(sed -n 's/.*HTTP requests read by tracked processes: \([0-9]*\).*/\1/p' $T/rec.log)
+  epr=$(awk -v e="$ev" -v r="${nreq:-0}" 'BEGIN { if (r > 0) printf "%.1f", e / r; else print "?" }')
+  eprs+=("$epr")
+  printf "round %d: untraced %8.1f req/s | sched+tcp, no engine probes %8.1f | +engine probes %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f | full, frame-pointer stacks %8.1f  (full: %s events in %s s, sock_io %s, %s B/event, %s events per request)\n" \
+    $round "${base[-1]}" "${noeng[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "${fullfp[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe" "$epr"
 done
 python3 - "${base[@]}" "${noeng[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" "${fullfp[@]}" <<'PY'
 import os, sys, statistics as s
@@ -155,6 +158,8 @@ PY
 
 bpe=$(printf '%s\n' "${bpes[@]}" | sort -n | sed -n 2p)
 goal "capture size, full recording of this bench (B/event)" "<= 8" "$bpe" "$(met "$bpe <= 8")"
+epr=$(printf '%s\n' "${eprs[@]}" | sort -n | sed -n 2p)
+goal "events per request, full recording of this bench (issue 29)" "printed, fewer is better" "$epr" "-"
 
 echo
 echo "== record start-up (exec to tracing) and tear-down (SIGINT to exit); goals: <= 1 s, <= 0.5 s"
@@ -256,8 +261,9 @@ CONF
     ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/ng.log)
     nreq=$(sed -n 's/.*HTTP requests read by tracked processes: \([0-9]*\).*/\1/p' $T/ng.log)
     bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/ng.log)
-    printf "round %d: untraced %8.1f req/s | sched+tcp %8.1f | +socket I/O %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s B/event)\n" \
-      $round "${nb[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "${bpe:-?}"
+    epr=$(awk -v e="${ev:-0}" -v r="${nreq:-0}" 'BEGIN { if (r > 0) printf "%.1f", e / r; else print "?" }')
+    printf "round %d: untraced %8.1f req/s | sched+tcp %8.1f | +socket I/O %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s events per request, %s B/event)\n" \
+      $round "${nb[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "$epr" "${bpe:-?}"
   done
   kill $NGPID 2>/dev/null; wait $NGPID 2>/dev/null
   python3 - "${nb[@]}" "${nl[@]}" "${ns[@]}" "${nf[@]}" <<'PY'

@@ -177,6 +177,19 @@ static void retrans(struct ls_corr *c, uint64_t conn, uint32_t seq)
 	ls_corr_add(c, &x.h);
 }
 
+/* An established connection conn whose next bytes in are rx, out tx. */
+static void establish(struct ls_corr *c, uint64_t conn, uint32_t rx, uint32_t tx)
+{
+	struct ls_ev_tcp_state st = {.h = {.type = LS_EV_TCP_STATE, .size = sizeof(st)}};
+
+	st.h.ts = now;
+	st.conn_id = conn;
+	st.newstate = 1;
+	st.rcv_nxt = rx;
+	st.snd_nxt = tx;
+	ls_corr_add(c, &st.h);
+}
+
 /* A keep-alive connection hands each request over once it is acknowledged
  * and the next one has begun, not when the connection ends: memory follows
  * what is open. Retransmits still go where the bytes say: a data
@@ -186,19 +199,13 @@ static void test_keepalive_emits_as_it_goes(void **state)
 {
 	struct seen s = {0};
 	struct ls_corr *c = ls_corr_new(on_req, &s);
-	struct ls_ev_tcp_state st = {.h = {.type = LS_EV_TCP_STATE, .size = sizeof(st)}};
 	const char *req = "GET /k HTTP/1.1\r\n\r\n";
 	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 	uint32_t rx = 1000, tx = 5000, n = 100;
 	uint64_t t_last = 0;
 
 	(void)state;
-	st.h.ts = now;
-	st.conn_id = 3;
-	st.newstate = 1;
-	st.rcv_nxt = rx;
-	st.snd_nxt = tx;
-	ls_corr_add(c, &st.h);
+	establish(c, 3, rx, tx);
 	for (uint32_t i = 0; i < n; i++) {
 		probe(c, 3, rx, strlen(req), tx);
 		t_last = now;
@@ -259,7 +266,6 @@ static void test_tls_plaintext_on_wire_marks(void **state)
 {
 	struct seen s = {0};
 	struct ls_corr *c = ls_corr_new(on_req, &s);
-	struct ls_ev_tcp_state st = {.h = {.type = LS_EV_TCP_STATE, .size = sizeof(st)}};
 	const char *req = "GET /t HTTP/1.1\r\n\r\n";
 	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 	char hello[301], fin[201], server[401], rec[151];
@@ -272,12 +278,7 @@ static void test_tls_plaintext_on_wire_marks(void **state)
 	memset(fin, 'f', 200), fin[200] = 0;
 	memset(server, 's', 400), server[400] = 0;
 	memset(rec, 'r', 150), rec[150] = 0;
-	st.h.ts = now;
-	st.conn_id = 4;
-	st.newstate = 1;
-	st.rcv_nxt = rx;
-	st.snd_nxt = tx;
-	ls_corr_add(c, &st.h);
+	establish(c, 4, rx, tx);
 	probe(c, 4, rx, 300, tx);
 	io(c, 4, LS_IO_IN, rx, hello);
 	io(c, 4, LS_IO_OUT, tx, server);
@@ -308,18 +309,12 @@ static void test_tls_plaintext_on_wire_marks(void **state)
 static void folded_run(struct seen *s, bool folded)
 {
 	struct ls_corr *c = ls_corr_new(on_req, s);
-	struct ls_ev_tcp_state st = {.h = {.type = LS_EV_TCP_STATE, .size = sizeof(st)}};
 	const char *req = "GET /f HTTP/1.1\r\n\r\n";
 	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 	uint32_t rx = 1000, tx = 5000;
 
 	now = 1000000;
-	st.h.ts = now;
-	st.conn_id = 4;
-	st.newstate = 1;
-	st.rcv_nxt = rx;
-	st.snd_nxt = tx;
-	ls_corr_add(c, &st.h);
+	establish(c, 4, rx, tx);
 	for (int i = 0; i < 4; i++) {
 		probe(c, 4, rx, strlen(req), tx);
 		io(c, 4, LS_IO_IN, rx, req);
