@@ -267,6 +267,74 @@ static __always_inline const struct ls_eh_proc *eh_covers(__u32 tgid)
 	return p;
 }
 
+/* The n addresses in e->ips, hashed to hash: their id, a new one sent to
+ * user space once (as eh_stack says). e's header is filled here. */
+static __always_inline __s32 eh_intern(struct ls_ev_ustack_eh *e, __u32 n, __u64 hash,
+				       __u32 status, __u32 fp, bool kernel)
+{
+	__u32 zero = 0;
+	__s32 *known, id;
+	__u64 *next = bpf_map_lookup_elem(&eh_next, &zero), size;
+
+	asm volatile("" : "+r"(n)); /* the bound below is on this register */
+	if (!next || !n || n > LS_STACK_DEPTH)
+		return -1;
+	known = bpf_map_lookup_elem(&eh_ids, &hash);
+	if (known)
+		return *known;
+	id = LS_EH_ID0 + (__s32)(__sync_fetch_and_add(next, 1) & 0x0fffffff);
+	if (bpf_map_update_elem(&eh_ids, &hash, &id, BPF_NOEXIST)) {
+		/* another CPU's, a moment ago; or the map is full */
+		known = bpf_map_lookup_elem(&eh_ids, &hash);
+		if (known)
+			return *known;
+		__u64 *err = bpf_map_lookup_elem(&stack_errs, &zero);
+		if (err)
+			*err += 1;
+		return -1;
+	}
+	fill_hdr(&e->h, LS_EV_USTACK_EH, 0);
+	if (kernel) /* pid 0: symbolized from kallsyms */
+		e->h.pid = e->h.tid = 0;
+	e->id = id;
+	e->n = n;
+	e->status = status;
+	e->fp_frames = fp;
+	size = offsetof(struct ls_ev_ustack_eh, ips) + (__u64)n * sizeof(__u64);
+	asm volatile("" : "+r"(size));
+	if (size > sizeof(*e))
+		return -1;
+	e->h.size = (__u16)size;
+	if (bpf_ringbuf_output(&events, e, size, wakeup_flags()))
+		count_drop();
+	return id;
+}
+
+/* The kernel stack a task left in when it was switched out (it is not
+ * running: its saved stack), interned as eh_stack's are, under pid 0.
+ * Costs an unwind: taken only for the blocks that asked for it. */
+static __always_inline __s32 eh_task_kstack(struct task_struct *task)
+{
+	__u32 zero = 0, n;
+	struct ls_ev_ustack_eh *e = bpf_map_lookup_elem(&eh_scratch, &zero);
+	__u64 hash = 0xcbf29ce484222325ull; /* pid 0: the kernel's */
+	long got;
+
+	if (!e)
+		return -1;
+	got = bpf_get_task_stack(task, e->ips, LS_STACK_DEPTH * sizeof(__u64), 0);
+	if (got <= 0)
+		return -1;
+	n = (__u32)got / sizeof(__u64);
+	for (__u32 i = 0; i < LS_STACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		hash = (hash ^ e->ips[i]) * 0x100000001b3ull;
+	}
+	hash ^= 0x6b; /* never a user stack's: those mix a nonzero tgid first */
+	return eh_intern(e, n, hash, LS_UNWIND_OK, 0, true);
+}
+
 /* The current thread's user stack, unwound by table, as an id: a stack
  * this process had before has its id (eh_ids: by a 64-bit hash of the pid
  * and the addresses); a new one gets the next and goes to user space once
@@ -277,13 +345,10 @@ static __always_inline __s32 eh_stack(__u32 tgid, const struct ls_eh_proc *proc)
 	__u32 zero = 0;
 	struct eh_walk w = {};
 	struct pt_regs *regs;
-	__s32 *known, id;
-	__u64 *next, size;
 
 	w.proc = proc;
 	w.e = bpf_map_lookup_elem(&eh_scratch, &zero);
-	next = bpf_map_lookup_elem(&eh_next, &zero);
-	if (!w.e || !next)
+	if (!w.e)
 		return -1;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	w.ip = BPF_CORE_READ(regs, ip);
@@ -296,37 +361,7 @@ static __always_inline __s32 eh_stack(__u32 tgid, const struct ls_eh_proc *proc)
 	bpf_loop(LS_STACK_DEPTH + 1, eh_step, &w, 0);
 	if (w.missed)
 		eh_note_missed(tgid);
-	__u32 n = w.n;
-	asm volatile("" : "+r"(n)); /* the bound below is on this register */
-	if (!n || n > LS_STACK_DEPTH)
-		return -1;
-	known = bpf_map_lookup_elem(&eh_ids, &w.hash);
-	if (known)
-		return *known;
-	id = LS_EH_ID0 + (__s32)(__sync_fetch_and_add(next, 1) & 0x0fffffff);
-	if (bpf_map_update_elem(&eh_ids, &w.hash, &id, BPF_NOEXIST)) {
-		/* another CPU's, a moment ago; or the map is full */
-		known = bpf_map_lookup_elem(&eh_ids, &w.hash);
-		if (known)
-			return *known;
-		__u64 *err = bpf_map_lookup_elem(&stack_errs, &zero);
-		if (err)
-			*err += 1;
-		return -1;
-	}
-	fill_hdr(&w.e->h, LS_EV_USTACK_EH, 0);
-	w.e->id = id;
-	w.e->n = n;
-	w.e->status = w.status;
-	w.e->fp_frames = w.fp;
-	size = offsetof(struct ls_ev_ustack_eh, ips) + (__u64)n * sizeof(__u64);
-	asm volatile("" : "+r"(size));
-	if (size > sizeof(*w.e))
-		return -1;
-	w.e->h.size = (__u16)size;
-	if (bpf_ringbuf_output(&events, w.e, size, wakeup_flags()))
-		count_drop();
-	return id;
+	return eh_intern(w.e, w.n, w.hash, w.status, w.fp, false);
 }
 
 #endif

@@ -56,6 +56,7 @@ enum ls_type {
 	LS_EV_PYSTACK = 22,
 	LS_EV_USTACK_RAW = 23,
 	LS_EV_USTACK_EH = 24,
+	LS_EV_BLOCK_KSTACK = 25,
 	LS_EV_KERNEL_MAX,
 
 	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
@@ -93,6 +94,19 @@ struct ls_ev_sched_switch {
 	__s32 prev_kstack;
 	char prev_comm[LS_COMM_LEN];
 	char next_comm[LS_COMM_LEN];
+};
+
+/* prev_kstack LS_STACK_LATER (ABI 5, record --offcpu-kernel-min-us): the
+ * kernel stack of this block is taken when it ends, from the thread's saved
+ * stack, and only if it lasted that long; an ls_ev_block_kstack record,
+ * stamped just before the switch that ends the block, then carries it. A
+ * block that ended sooner keeps its user stack only. */
+#define LS_STACK_LATER (-2)
+struct ls_ev_block_kstack {
+	struct ls_hdr h; /* pid/tid: the thread that blocked */
+	__u64 block_ts;  /* the ts of the switch-out that began the block */
+	__s32 kstack;    /* an interned stack id (LS_EH_ID0 up); -1: not taken */
+	__u32 pad;
 };
 
 /* sched_wakeup(_new): pid/tid are the woken task's; target_cpu its CPU. */

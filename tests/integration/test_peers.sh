@@ -19,8 +19,11 @@
 # the whole state word, and 6.1+ kernels sleep in TASK_INTERRUPTIBLE |
 # TASK_FREEZABLE, so --state 1 matches nothing here); latsplit's off-CPU
 # graph is blocking only. So the comparison is by stack: time under
-# do_nanosleep (the napper, and main's usleep) and under futex_wait (the
-# joins) must agree within 1% (or 1 ms).
+# hrtimer_nanosleep (the napper, and main's usleep) and under futex_wait
+# (the joins) must agree within 1% (or 1 ms). latsplit takes a block's kernel
+# stack as it ends (--offcpu-kernel-min-us), from the saved stack, which
+# leaves out the scheduler's own functions (do_nanosleep, schedule, ...) as
+# /proc/PID/stack does: hence their caller.
 source "$(dirname "$0")/lib.sh"
 require_root peers.runqlat peers.offcputime
 
@@ -67,7 +70,7 @@ check_offcputime() {
   local OFFCPU
   OFFCPU=$(command -v offcputime || command -v offcputime-libbpf || echo /usr/sbin/offcputime)
   [[ -x $OFFCPU ]] || { skip "peers.offcputime: offcputime not installed (libbpf-tools; tools/install-test-deps.sh)"; return; }
-  # The peer itself sometimes reports nothing at all under do_nanosleep in a
+  # The peer itself sometimes reports nothing at all under hrtimer_nanosleep in a
   # full make test run (seen in 2 of 4 runs; never run alone): then both run
   # once more, and that is said. A mismatch where the peer did see the
   # sleeps is a failure at once.
@@ -83,13 +86,15 @@ offcputime_once() { # OFFCPU ATTEMPT: 0 = verdict printed, 3 = peer saw nothing,
   OC=$!
   CLEANUP+=("kill $OC")
   sleep 1.5
-  "$LS" record -o "$T/off.data" -F 0 --no-sock -- "$LOAD" 3 2 >/dev/null 2>&1
+  # kernel stacks taken as each block ends (the naps are 1 ms: all of them
+  # qualify), checked against the peer that takes them as each block begins
+  "$LS" record -o "$T/off.data" -F 0 --no-sock --offcpu-kernel-min-us 500 -- "$LOAD" 3 2 >/dev/null 2>&1
   kill -INT $OC
   wait $OC
   "$LS" flame --kind offcpu "$T/off.data" >"$T/off.folded" 2>"$T/flame.err"
   python3 - "$T/offcputime.txt" "$T/off.folded" "$attempt" <<'PY'
 import sys
-KEYS = ("do_nanosleep", "futex_wait")
+KEYS = ("hrtimer_nanosleep", "futex_wait")
 def peer(path):  # offcputime: frames, "- comm (tid)", then microseconds
     out, frames, comm = dict.fromkeys(KEYS, 0.0), [], None
     for line in open(path):
@@ -117,18 +122,18 @@ def ours(path):  # folded: "comm (pid);frames... ns"
             out[k] += int(w) / 1000 if k in fr else 0
     return out
 p, o = peer(sys.argv[1]), ours(sys.argv[2])
-if p["do_nanosleep"] == 0 and sys.argv[3] == "1":
-    print(f"  offcputime reported no time under do_nanosleep (latsplit: "
-          f"{o['do_nanosleep'] / 1000:.3f} ms): running both once more")
+if p["hrtimer_nanosleep"] == 0 and sys.argv[3] == "1":
+    print(f"  offcputime reported no time under hrtimer_nanosleep (latsplit: "
+          f"{o['hrtimer_nanosleep'] / 1000:.3f} ms): running both once more")
     sys.exit(3)
 bad = [k for k in KEYS if abs(o[k] - p[k]) > max(1000, 0.01 * p[k])]
-ok = not bad and p["do_nanosleep"] > 1e6
+ok = not bad and p["hrtimer_nanosleep"] > 1e6
 desc = ", ".join(f"{k} {o[k] / 1000:.3f} vs {p[k] / 1000:.3f} ms" for k in KEYS)
 print(("PASS" if ok else "FAIL") + f" peers.offcputime: off-CPU under {desc} (latsplit vs offcputime)")
 if not ok:  # what the peer saw, for the next person to read
     txt = open(sys.argv[1]).read()
     print(f"  offcputime: {len(txt)} bytes, {txt.count('- runq-load')} runq-load stacks, "
-          f"{txt.count('do_nanosleep')} do_nanosleep frames; first runq-load stack:")
+          f"{txt.count('hrtimer_nanosleep')} hrtimer_nanosleep frames; first runq-load stack:")
     i = txt.find("- runq-load")
     print("   " + txt[max(0, txt.rfind(chr(10) + chr(10), 0, i)):i + 40].replace(chr(10), " | ")[:600])
 PY

@@ -280,7 +280,7 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 		const struct ls_ev_sched_switch *e = (const void *)rec;
 		GROW(l->sw, l->nsw, l->capsw);
 		l->sw[l->nsw++] = (struct ls_switch_ev){e->h.ts, e->next_tid, true, 0};
-		if (e->prev_ustack >= 0 || e->prev_kstack >= 0) {
+		if (e->prev_ustack >= 0 || e->prev_kstack >= 0 || e->prev_kstack == LS_STACK_LATER) {
 			GROW(d->blocked, d->nblocked, d->capblocked);
 			struct ls_block *pb = &d->blocked[d->nblocked];
 			*pb = (struct ls_block){e->h.tid, e->h.pid, e->h.ts, 0, e->prev_ustack,
@@ -290,6 +290,13 @@ void ls_stack_loader_add(void *ctx, const struct ls_hdr *rec)
 			GROW(l->sw, l->nsw, l->capsw);
 			l->sw[l->nsw++] = (struct ls_switch_ev){e->h.ts, e->h.tid, false, d->nblocked++};
 		}
+	} else if (rec->type == LS_EV_BLOCK_KSTACK) {
+		/* the kernel stack of the thread's latest block, taken as it ended */
+		const struct ls_ev_block_kstack *e = (const void *)rec;
+		uintptr_t at = (uintptr_t)ls_idmap_get(&l->last, ((uint64_t)LS_PY_BLOCK << 32 | e->h.tid) + 1);
+		if (at && at <= d->nblocked && d->blocked[at - 1].ts == e->block_ts &&
+		    d->blocked[at - 1].tid == e->h.tid && d->blocked[at - 1].kstack == LS_STACK_LATER)
+			d->blocked[at - 1].kstack = e->kstack;
 	} else if (rec->type == LS_REC_MAPPING) {
 		const struct ls_rec_mapping *m = (const void *)rec;
 		char path[4096];
@@ -426,9 +433,14 @@ void ls_stack_loader_finish(struct ls_stack_loader *l, struct ls_stack_data *out
 			continue;
 		l->d.blocked[sw[i].block].end = sw[i + 1].ts;
 	}
-	for (size_t i = 0; i < l->d.nblocked; i++)
-		if (l->d.blocked[i].end)
+	for (size_t i = 0; i < l->d.nblocked; i++) {
+		if (l->d.blocked[i].kstack == LS_STACK_LATER) { /* ended too soon for one */
+			l->d.blocked[i].kstack = -1;
+			l->d.kstack_short++;
+		}
+		if (l->d.blocked[i].end && (l->d.blocked[i].ustack >= 0 || l->d.blocked[i].kstack >= 0))
 			l->d.blocked[kept++] = l->d.blocked[i];
+	}
 	l->d.nblocked = kept;
 	free(l->sw);
 	ls_idmap_free(&l->last);

@@ -101,6 +101,10 @@ struct ls_stack_data {
 	struct ls_interp_map *interp;
 	size_t ninterp, capinterp;
 	__u64 py_unmatched; /* Python or unwound stacks whose sample or switch was not found */
+	/* blocks whose kernel stack was to come when they ended
+	 * (LS_STACK_LATER) and did not: shorter than record's
+	 * --offcpu-kernel-min-us, so user frames only */
+	__u64 kstack_short;
 	/* user addresses the capture has no symbol for (recorded with
 	 * --no-symbolize, or elsewhere): resolved here from its mapping
 	 * records, by build-id; NULL without mappings */

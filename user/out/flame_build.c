@@ -444,6 +444,11 @@ static int fb_end(void *ctx, struct ls_analysis *a)
 		ls_stack_data_free(&d);
 		return -ENODATA;
 	}
+	if (offcpu && d.kstack_short)
+		fprintf(stderr,
+			"latsplit flame: %llu blocks ended before record's --offcpu-kernel-min-us: "
+			"their user frames only, no kernel frames\n",
+			(unsigned long long)d.kstack_short);
 	if (b->kind == LS_FLAME_LATENCY)
 		latency_flame(b, a->tl, (b->sources & LS_SRC_SAMPLES) ? &d : NULL);
 	else if (b->kind == LS_FLAME_GPU)

@@ -97,6 +97,14 @@ static bool body_sched(FILE *out, const struct ls_hdr *rec, bool json)
 		   e->next_tid, c2);
 		break;
 	}
+	case LS_EV_BLOCK_KSTACK: {
+		const struct ls_ev_block_kstack *e = (const void *)rec;
+		KV(",\"block_ts\":%llu,\"kstack\":%d", "block=-%lluns kstack=%d",
+		   json ? (unsigned long long)e->block_ts
+			: (unsigned long long)(rec->ts - e->block_ts),
+		   e->kstack);
+		break;
+	}
 	case LS_EV_SCHED_WAKEUP:
 	case LS_EV_SCHED_WAKEUP_NEW: {
 		const struct ls_ev_sched_wakeup *e = (const void *)rec;

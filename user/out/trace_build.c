@@ -119,6 +119,17 @@ static int on_record(void *ctx, const struct ls_hdr *rec)
 		}
 		break;
 	}
+	case LS_EV_BLOCK_KSTACK: { /* the kernel half of the thread's open block */
+		const struct ls_ev_block_kstack *k = (const void *)rec;
+		uint64_t key = (uint64_t)rec->tid + 1;
+		uint64_t v = (uintptr_t)ls_idmap_get(&c->blocked_in, key);
+		if (v && (int32_t)(uint32_t)v == LS_STACK_LATER) {
+			ls_idmap_remove(&c->blocked_in, key);
+			ls_idmap_put(&c->blocked_in, key,
+				     (void *)(uintptr_t)((v & ~0xffffffffull) | (uint32_t)k->kstack));
+		}
+		break;
+	}
 	case LS_EV_GPU_LAUNCH: {
 		const struct ls_ev_gpu_launch *l = (const void *)rec;
 		GROW(c->launch, c->nlaunch, c->caplaunch);
@@ -173,6 +184,8 @@ static int on_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t ti
 			if (v) {
 				us = (int32_t)(v >> 32);
 				ks = (int32_t)(uint32_t)v;
+				if (ks == LS_STACK_LATER) /* the block ended too soon for one */
+					ks = -1;
 			}
 		}
 		GROW(c->sp, c->nsp, c->capsp);

@@ -638,6 +638,12 @@ unsigned long long ls_bpf_stack_errors(struct ls_bpf *b)
 	return percpu_sum(b->sched->maps.stack_errs, 0, NULL, 0);
 }
 
+void ls_bpf_kstack_stats(struct ls_bpf *b, unsigned long long out[3])
+{
+	for (__u32 k = 0; k < 3; k++)
+		out[k] = percpu_sum(b->sched->maps.kstack_stats, k, NULL, 0);
+}
+
 
 /* Each skeleton's open, object and destroy, for the table below. */
 #define SKELETON(d)                                                                        \
@@ -682,6 +688,7 @@ static void maps_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
 static void sched_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
 {
 	b->sched->rodata->want_stacks = o->offcpu_stacks;
+	b->sched->rodata->kstack_min_ns = o->kstack_min_ns;
 	b->sched->rodata->ustack_bytes = o->ustack_bytes;
 	b->sched->rodata->eh_unwind = o->eh_rows != 0;
 	b->sched->rodata->want_io = !o->no_sock;

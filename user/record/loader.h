@@ -32,6 +32,7 @@ struct ls_bpf_opts {
 	unsigned int sample_freq; /* cpu-clock samples per second per CPU; 0: off */
 	bool sample_all;          /* sample every process, not only tracked ones */
 	bool offcpu_stacks;       /* stacks of tracked threads when they block */
+	unsigned long long kstack_min_ns; /* their kernel stacks: when the block ends, if this long (0: at its start) */
 	unsigned int ustack_bytes; /* --call-graph dwarf: user stack bytes copied; 0: off */
 	unsigned int stack_entries; /* distinct stacks the stack map holds; 0: 16384 */
 	unsigned int eh_rows; /* --call-graph eh: unwind table rows the kernel holds; 0: off */
@@ -78,6 +79,9 @@ int ls_bpf_eh_proc(void *ctx, __u32 pid, const struct ls_eh_proc *p);
 int ls_bpf_eh_missed(struct ls_bpf *b, __u32 *pids, int max);
 int ls_bpf_py_set(void *ctx, __u32 tgid, const struct ls_py_proc *pp);
 unsigned long long ls_bpf_stack_errors(struct ls_bpf *b);
+/* --offcpu-kernel-min-us: blocks that ended sooner, their ns, and blocks
+ * whose kernel stack was taken when they ended. */
+void ls_bpf_kstack_stats(struct ls_bpf *b, unsigned long long out[3]);
 /* Attaches the syscall programs' backups (sock.bpf.c: faultable syscall
  * tracepoints) once the kernel has skipped runs of the syscall programs:
  * 1 when attached now, 0 when not needed or done before, -1 on failure. */

@@ -43,6 +43,11 @@ void ls_rec_usage(FILE *out)
 		"  -F, --freq HZ        on-CPU stack samples per second per CPU (default 49; 0: off)\n"
 		"  -a, --all-cpus       sample every process, not only the tracked ones\n"
 		"      --no-offcpu      no stacks when tracked threads block (off-CPU)\n"
+		"      --offcpu-kernel-min-us N  a block's kernel stack only when it lasted N us\n"
+		"                       or more (default 1000), taken when it ends; shorter\n"
+		"                       blocks keep their user stack, and are counted (0: every\n"
+		"                       block, at its start; unwinding the kernel stack is most\n"
+		"                       of a blocking switch's cost)\n"
 		"                       (samples and blocks of a CPython 3.11 process also\n"
 		"                       carry its Python frames)\n"
 		"      --call-graph eh|fp|dwarf[,BYTES]  user stacks: eh (default) unwound\n"
@@ -276,6 +281,13 @@ static int parse_source(struct ls_rec_opts *o, int opt, char *optarg)
 	case 'O':
 		o->offcpu = false;
 		break;
+	case 'I':
+		if (!ls_parse_uint(optarg, 60000000, &o->kstack_min_us)) {
+			ls_err("record", "--offcpu-kernel-min-us %s: expected 0..60000000 (microseconds)",
+			       optarg);
+			return -1;
+		}
+		break;
 	case 'S':
 		o->symbolize = false;
 		break;
@@ -421,6 +433,7 @@ int ls_rec_opts_parse(struct ls_rec_opts *o, int argc, char **argv, bool top,
 		{"cuda-lib", required_argument, NULL, 'L'},
 		{"freq", required_argument, NULL, 'F'},   {"all-cpus", no_argument, NULL, 'a'},
 		{"no-offcpu", no_argument, NULL, 'O'},    {"no-symbolize", no_argument, NULL, 'S'},
+		{"offcpu-kernel-min-us", required_argument, NULL, 'I'},
 		{"debug-dir", required_argument, NULL, 'D'},
 		{"stack-entries", required_argument, NULL, 'K'},
 		{"call-graph", required_argument, NULL, 'U'},
@@ -443,7 +456,8 @@ int ls_rec_opts_parse(struct ls_rec_opts *o, int argc, char **argv, bool top,
 	memset(o, 0, sizeof(*o));
 	*o = (struct ls_rec_opts){.path = "latsplit.data", .flight = {.max_per_hour = 6},
 				  .ringbuf_mb = 8, .level = 1, .capture_bytes = 1024, .freq = 49,
-				  .offcpu = true, .symbolize = true, .eh_rows = LS_EH_ROWS_DEFAULT};
+				  .offcpu = true, .symbolize = true, .eh_rows = LS_EH_ROWS_DEFAULT,
+				  .kstack_min_us = 1000};
 	void (*usage)(FILE *) = top ? top_usage : ls_rec_usage;
 	if (top) {
 		o->topo = (struct ls_top_opts){.count = 0, .interval_s = 1};

@@ -581,10 +581,12 @@ static void unwound_eh(struct ls_recorder *r, const struct ls_ev_ustack_eh *e)
 	if (e->h.size < offsetof(struct ls_ev_ustack_eh, ips) || !e->n || e->n > LS_STACK_DEPTH ||
 	    e->n > (e->h.size - offsetof(struct ls_ev_ustack_eh, ips)) / sizeof(__u64))
 		return;
-	r->eh_stacks++;
-	r->eh_frames += e->n;
-	r->eh_fp_frames += e->fp_frames;
-	r->eh_stopped[e->status & 3]++;
+	if (e->h.pid) { /* pid 0: a blocked thread's kernel stack, interned alike */
+		r->eh_stacks++;
+		r->eh_frames += e->n;
+		r->eh_fp_frames += e->fp_frames;
+		r->eh_stopped[e->status & 3]++;
+	}
 	memset(st, 0, sizeof(*st));
 	st->h.type = LS_REC_STACK;
 	st->h.size = (__u16)(sizeof(*st) + e->n * sizeof(__u64));

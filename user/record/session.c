@@ -230,6 +230,7 @@ static int attach(struct ls_session *s)
 				 .sample_freq = o->freq,
 				 .sample_all = o->sample_all,
 				 .offcpu_stacks = o->offcpu,
+				 .kstack_min_ns = o->kstack_min_us * 1000ull,
 				 .ustack_bytes = (unsigned)o->ustack_bytes,
 				 .eh_rows = (o->freq || o->offcpu) ? (unsigned)o->eh_rows : 0,
 				 .stack_entries = o->stack_entries,
@@ -816,6 +817,14 @@ static int close_capture(struct ls_session *s)
 		fprintf(stderr, "  TLS plaintext reads and writes: %llu tied to their connection, %llu to "
 			"none (not kept)\n", (unsigned long long)r->tls_calls,
 			(unsigned long long)r->tls_untied);
+	unsigned long long ks[3];
+	ls_bpf_kstack_stats(r->bpf, ks);
+	if (ks[0] || ks[2])
+		fprintf(stderr,
+			"  off-CPU kernel stacks: %llu blocks of %lu us or more unwound when they ended; "
+			"%llu shorter (%.3f s in all) kept their user stack only "
+			"(--offcpu-kernel-min-us)\n",
+			ks[2], o->kstack_min_us, ks[0], ks[1] / 1e9);
 	replaced_warning(o->path, r->w_ino, r->w_dev);
 	return 0;
 }
