@@ -107,11 +107,13 @@ struct io_inflight {
 	__u16 dir;
 	__u32 nvec; /* readv/writev: iovec count */
 	__u32 unix_sk; /* an AF_UNIX stream socket: no TCP sequence numbers */
-	__u32 seq0; /* sendmmsg/recvmmsg: the stream's position at entry */
-	__u32 wseq; /* a TCP write: write_seq at entry, its first byte's number */
-	/* the segment that began with that byte, when it left inside the call
-	 * (net.bpf.c): folded into the call's record at exit, or sent as its
-	 * own tcp_xmit record then (xm.h.ts 0: none) */
+	/* TCP sendmmsg/recvmmsg and writes: the stream's position at entry
+	 * (a write's: its first byte's sequence number) */
+	__u32 seq0;
+	__u32 pad;
+	/* a write's segment that began with that byte, when it left inside
+	 * the call (net.bpf.c): folded into the call's record at exit, or sent
+	 * as its own tcp_xmit record then (xm.h.ts 0: none) */
 	struct ls_ev_tcp_xmit xm;
 };
 

@@ -175,6 +175,18 @@ static __always_inline const struct ls_eh_map *eh_map(const struct ls_eh_proc *p
 	return pc < m->end ? m : NULL;
 }
 
+/* A stack's hash (FNV-1a 64 over the pid, then each address): its seed,
+ * and one address more. */
+static __always_inline __u64 eh_hash_seed(__u32 pid)
+{
+	return 0xcbf29ce484222325ull ^ pid;
+}
+
+static __always_inline __u64 eh_hash_step(__u64 hash, __u64 ip)
+{
+	return (hash ^ ip) * 0x100000001b3ull;
+}
+
 static long eh_step(__u32 i, void *arg)
 {
 	struct eh_walk *w = arg;
@@ -189,7 +201,7 @@ static long eh_step(__u32 i, void *arg)
 	}
 	w->e->ips[w->n & LS_STACK_DEPTH] = ip;
 	w->n++;
-	w->hash = (w->hash ^ ip) * 0x100000001b3ull;
+	w->hash = eh_hash_step(w->hash, ip);
 	/* a return address is past its call: the call's own row is before it */
 	look = i ? ip - 1 : ip;
 	m = eh_map(w->proc, look);
@@ -317,7 +329,7 @@ static __always_inline __s32 eh_task_kstack(struct task_struct *task)
 {
 	__u32 zero = 0, n;
 	struct ls_ev_ustack_eh *e = bpf_map_lookup_elem(&eh_scratch, &zero);
-	__u64 hash = 0xcbf29ce484222325ull; /* pid 0: the kernel's */
+	__u64 hash = eh_hash_seed(0); /* pid 0: the kernel's (no user stack has it) */
 	long got;
 
 	if (!e)
@@ -329,9 +341,8 @@ static __always_inline __s32 eh_task_kstack(struct task_struct *task)
 	for (__u32 i = 0; i < LS_STACK_DEPTH; i++) {
 		if (i >= n)
 			break;
-		hash = (hash ^ e->ips[i]) * 0x100000001b3ull;
+		hash = eh_hash_step(hash, e->ips[i]);
 	}
-	hash ^= 0x6b; /* never a user stack's: those mix a nonzero tgid first */
 	return eh_intern(e, n, hash, LS_UNWIND_OK, 0, true);
 }
 
@@ -357,7 +368,7 @@ static __always_inline __s32 eh_stack(__u32 tgid, const struct ls_eh_proc *proc)
 	if (!w.ip || w.ip >> 47 || !w.sp || w.sp >> 47)
 		return -1; /* a kernel thread */
 	w.status = LS_UNWIND_NO_CFI;
-	w.hash = 0xcbf29ce484222325ull ^ tgid;
+	w.hash = eh_hash_seed(tgid);
 	bpf_loop(LS_STACK_DEPTH + 1, eh_step, &w, 0);
 	if (w.missed)
 		eh_note_missed(tgid);

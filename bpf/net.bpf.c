@@ -304,7 +304,7 @@ static __always_inline int handle_xmit(const struct sk_buff *skb)
 		struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
 
 		if (io && io->dir == LS_IO_OUT && io->conn_id == v->conn_id && !io->unix_sk &&
-		    !io->xm.h.ts && io->call != LS_IO_SENDMMSG && x.seq == io->wseq) {
+		    !io->xm.h.ts && io->call != LS_IO_SENDMMSG && x.seq == io->seq0) {
 			io->xm = x;
 			return 0;
 		}

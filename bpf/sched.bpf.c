@@ -21,8 +21,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* record --offcpu-kernel-min-us: a blocking switch-out's kernel stack is
  * taken when the block ends (the thread's saved stack, before it runs
  * again) and only when it lasted that long; 0: at every blocking switch-out.
- * Unwinding the kernel stack is the larger half of a blocking switch's cost
- * (~0.9 of ~1.7 us here), and most blocks under load are short. */
+ * Unwinding the kernel stack was the larger half of what a blocking
+ * switch's stacks cost on the switch-heavy bench (~0.9 of ~1.7 us), and
+ * most blocks under load are short. */
 const volatile __u64 kstack_min_ns = 0;
 
 /* tid -> the ts of the switch-out that began its block, while it lasts */

@@ -248,10 +248,8 @@ static __always_inline int io_enter(__u64 fd, __u64 buf, __u16 call, __u16 dir, 
 	io.call = call;
 	io.dir = dir;
 	io.nvec = nvec;
-	if ((call == LS_IO_SENDMMSG || call == LS_IO_RECVMMSG) && !is_unix)
+	if ((call == LS_IO_SENDMMSG || call == LS_IO_RECVMMSG || dir == LS_IO_OUT) && !is_unix)
 		io.seq0 = io_seq(io.sk, dir, 0);
-	else if (dir == LS_IO_OUT && !is_unix)
-		io.wseq = io_seq(io.sk, dir, 0);
 	bpf_map_update_elem(&io_inflight, &tid, &io, BPF_ANY);
 	return 0;
 }
@@ -420,9 +418,6 @@ static __always_inline bool starts_http(const struct io_inflight *io, long ret)
 	return !bpf_probe_read_user(head, sizeof(head), iov.iov_base) && http_method(head, 4);
 }
 
-/* The exit of a syscall making `call`: its entry's state, if it was
- * followed, becomes a record. (A state left by another call, a thread that
- * died inside a followed syscall, is dropped.) */
 /* A write's folded transmission (see struct ls_ev_sock_io): the whole of
  * the `ret` bytes it moved left in the one segment that began with its
  * first byte, inside the call, and within LS_IO_XMIT_DT ns of entry. */
@@ -434,11 +429,7 @@ static __always_inline __u32 xmit_fold(const struct io_inflight *io, long ret, _
 
 	if (!x->h.ts || x->len != ret || x->seq != seq || x->h.ts < io->ts_enter || dt > LS_IO_XMIT_DT)
 		return 0;
-	if (!x->nodelay && x->mss_cache && x->len < x->mss_cache)
-		v |= LS_IO_XMIT_NAGLE;
-	if (x->seq + x->len - x->snd_una > x->snd_wnd)
-		v |= LS_IO_XMIT_RWND;
-	return v;
+	return v | ls_xmit_holds(x);
 }
 
 /* A held transmission that no record carries: its own tcp_xmit record,
@@ -456,6 +447,9 @@ static __always_inline void xmit_flush(const struct io_inflight *io)
 	submit(e);
 }
 
+/* The exit of a syscall making `call`: its entry's state, if it was
+ * followed, becomes a record. (A state left by another call, a thread that
+ * died inside a followed syscall, is dropped.) */
 static __always_inline int io_exit(long ret, __u16 call)
 {
 	__u64 id = bpf_get_current_pid_tgid();

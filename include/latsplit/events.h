@@ -360,6 +360,21 @@ struct ls_ev_tcp_xmit {
 	__u16 pad;
 };
 
+/* The holds a transmission shows (LS_IO_XMIT_NAGLE, LS_IO_XMIT_RWND): one
+ * rule for the kernel side that folds it and the analysis that reads
+ * tcp_xmit records. */
+static inline __attribute__((always_inline)) __u32 ls_xmit_holds(const struct ls_ev_tcp_xmit *x)
+{
+	__u32 v = 0;
+
+	if (!x->nodelay && x->mss_cache && x->len < x->mss_cache)
+		v |= LS_IO_XMIT_NAGLE;
+	/* beyond the window the peer offered, from the first unacknowledged byte */
+	if ((__u32)(x->seq + x->len - x->snd_una) > x->snd_wnd)
+		v |= LS_IO_XMIT_RWND;
+	return v;
+}
+
 /* close(fd) of a tracked connection by the app. */
 struct ls_ev_sock_close {
 	struct ls_hdr h;

@@ -229,19 +229,9 @@ echo "   ApacheBench -k -c 8 on loopback, untraced vs record --port (defaults) a
 echo "   3 alternated rounds of 3 s; median requests/s"
 if command -v nginx >/dev/null && command -v ab >/dev/null; then
   NGP=18558
-  mkdir -p $T/ng
+  source tests/helpers/nginx_conf.sh
+  nginx_conf_write $T/ng "  server { listen 127.0.0.1:$NGP; location / { root $T/ng; } }"
   printf 'hello from nginx, a small file\n' >$T/ng/index.html
-  cat >$T/ng/nginx.conf <<CONF
-worker_processes 1;
-daemon off;
-pid $T/ng/nginx.pid;
-error_log $T/ng/error.log;
-events { worker_connections 256; }
-http {
-  access_log off;
-  server { listen 127.0.0.1:$NGP; location / { root $T/ng; } }
-}
-CONF
   nginx -c $T/ng/nginx.conf -e $T/ng/error.log & NGPID=$!
   for i in $(seq 50); do ss -Hltn "sport = :$NGP" | grep -q . && break; sleep 0.1; done
   abload() { ab -k -c 8 -t 3 -n 100000000 http://127.0.0.1:$NGP/index.html 2>/dev/null |

@@ -10,6 +10,7 @@
 # TTFT within max(1 ms, 2%) (behind the proxy: found, ok, transport unix,
 # exact sums).
 source "$(dirname "$0")/lib.sh"
+source "$ROOT/tests/helpers/nginx_conf.sh"
 require_root servers
 PY=/usr/bin/python3
 ACC=$ROOT/tests/integration/client_accuracy.py
@@ -129,24 +130,11 @@ wait_for_file "$T/eng.ready" 20 || { fail "servers.nginx: engine did not start";
 
 # nginx_conf NAME LOCATION-BODY
 nginx_conf() {
-  mkdir -p "$T/ng-$1"
-  cat >"$T/ng-$1/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $T/ng-$1/nginx.pid;
-error_log $T/ng-$1/error.log;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path $T/ng-$1/body; proxy_temp_path $T/ng-$1/proxy;
-  fastcgi_temp_path $T/ng-$1/fcgi; uwsgi_temp_path $T/ng-$1/uwsgi; scgi_temp_path $T/ng-$1/scgi;
-  upstream engine { server 127.0.0.1:$ENG_PORT; keepalive 8; }
+  nginx_conf_write "$T/ng-$1" "  upstream engine { server 127.0.0.1:$ENG_PORT; keepalive 8; }
   server {
     listen 127.0.0.1:$NG_PORT;
     location / { $2 }
-  }
-}
-CONF
+  }"
 }
 nginx_run() { # NAME [CONF-NAME [RECORD-ARGS...]]: traced at nginx's port (and RECORD-ARGS)
   local name=$1 conf=${2:-$1}

@@ -16,6 +16,7 @@
 #    its Authorization value and prompt in no record (nginx forwards both to
 #    the engine in clear HTTP/1.1: that hop is scrubbed too).
 source "$(dirname "$0")/lib.sh"
+source "$ROOT/tests/helpers/nginx_conf.sh"
 require_root tls.uvloop tls.secrets tls.record tls.nginx_h2
 PY=/usr/bin/python3
 if ! $PY -c 'import fastapi, uvicorn, zmq, uvloop, httptools, ssl' 2>/dev/null || ! command -v openssl >/dev/null; then
@@ -59,25 +60,12 @@ $PY "$ROOT/tools/vllm-shaped/server.py" --port $ENG_PORT --ready-file "$T/eng.re
   --step-us 3000 >"$T/eng.log" 2>&1 &
 CLEANUP+=("kill $!")
 wait_for_file "$T/eng.ready" 20 || { fail "tls.nginx_h2: engine did not start"; exit 0; }
-mkdir -p "$T/ng"
-cat >"$T/ng/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $T/ng/nginx.pid;
-error_log $T/ng/error.log;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path $T/ng/body; proxy_temp_path $T/ng/proxy;
-  fastcgi_temp_path $T/ng/fcgi; uwsgi_temp_path $T/ng/uwsgi; scgi_temp_path $T/ng/scgi;
-  upstream engine { server 127.0.0.1:$ENG_PORT; keepalive 8; }
+nginx_conf_write "$T/ng" "  upstream engine { server 127.0.0.1:$ENG_PORT; keepalive 8; }
   server {
     listen 127.0.0.1:$NG_PORT ssl http2;
     ssl_certificate $T/cert.pem; ssl_certificate_key $T/key.pem;
-    location / { proxy_pass http://engine; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
-  }
-}
-CONF
+    location / { proxy_pass http://engine; proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_buffering off; }
+  }"
 nginx_start "$T/ng/nginx.conf" $NG_PORT
 record_bg "$T/ng.data" --port $NG_PORT || fail "tls.nginx_h2: record did not start"
 node "$ROOT/tests/integration/h2_client.js" "https://127.0.0.1:$NG_PORT" "$T/ng.lg" 4 6 tlsh2- 2>"$T/ng.client.err"

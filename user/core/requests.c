@@ -944,10 +944,9 @@ static void add_xmit(struct conn *cn, uint64_t ts, uint32_t seq, uint32_t len, b
 
 static void on_xmit(struct conn *cn, const struct ls_ev_tcp_xmit *e)
 {
-	add_xmit(cn, e->h.ts, e->seq, e->len,
-		 !e->nodelay && e->mss_cache && e->len < e->mss_cache,
-		 /* the window the peer offered, from the first unacknowledged byte */
-		 (uint32_t)(e->seq + e->len - e->snd_una) > e->snd_wnd);
+	__u32 holds = ls_xmit_holds(e);
+
+	add_xmit(cn, e->h.ts, e->seq, e->len, holds & LS_IO_XMIT_NAGLE, holds & LS_IO_XMIT_RWND);
 }
 
 /* A write that carries its own transmission (events.h, ABI 5): all its
