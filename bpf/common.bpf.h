@@ -93,8 +93,9 @@ struct {
 	__type(value, __u64);
 } conn_ids SEC(".maps");
 
-/* A read/write-family syscall in flight on a tracked socket, by tid. The
- * scheduler domain adds the time the thread sleeps inside a write. */
+/* A read/write-family syscall in flight on a tracked socket: the thread's
+ * own storage (ts_enter 0: none). The scheduler domain adds the time the
+ * thread sleeps inside a write. */
 struct io_inflight {
 	__u64 sk;
 	__u64 conn_id;
@@ -110,19 +111,32 @@ struct io_inflight {
 	/* TCP sendmmsg/recvmmsg and writes: the stream's position at entry
 	 * (a write's: its first byte's sequence number) */
 	__u32 seq0;
-	__u32 pad;
+	__u32 nr; /* the syscall's number: its exit is checked against it */
 	/* a write's segment that began with that byte, when it left inside
 	 * the call (net.bpf.c): folded into the call's record at exit, or sent
 	 * as its own tcp_xmit record then (xm.h.ts 0: none) */
 	struct ls_ev_tcp_xmit xm;
 };
 
+/* Task-local storage, not a hash by tid: a lookup is the task's own
+ * pointer and a cache slot, with no bucket lock to take at every entry and
+ * exit (Linux >= 5.11 for tracing programs; the BPF here needs 5.17's
+ * bpf_loop already). A thread keeps its slot until it exits; a finished
+ * call clears ts_enter. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct io_inflight);
 } io_inflight SEC(".maps");
+
+/* The current thread's call in flight, or NULL. */
+static __always_inline struct io_inflight *io_current(void)
+{
+	struct io_inflight *io = bpf_task_storage_get(&io_inflight, bpf_get_current_task_btf(), 0, 0);
+
+	return io && io->ts_enter ? io : NULL;
+}
 
 /* tracked_ports values (events.h) */
 #define PORT_USER LS_PORT_USER

@@ -300,8 +300,7 @@ static __always_inline int handle_xmit(const struct sk_buff *skb)
 	 * (sock.bpf.c), else it goes out then as its own record. A
 	 * retransmission, or bytes of an earlier write, never match. */
 	if (len && !(flags & 0x07)) { /* no FIN, SYN, RST */
-		__u32 tid = (__u32)bpf_get_current_pid_tgid();
-		struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
+		struct io_inflight *io = io_current();
 
 		if (io && io->dir == LS_IO_OUT && io->conn_id == v->conn_id && !io->unix_sk &&
 		    !io->xm.h.ts && io->call != LS_IO_SENDMMSG && x.seq == io->seq0) {

@@ -102,19 +102,19 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 		return 0;
 	if (defer && next_tracked)
 		block_ended(next, next_tgid, BPF_CORE_READ(next, pid));
-	/* Time asleep inside a socket write: the send buffer was full. */
-	if (want_io && prev_tracked && state != 0) {
-		__u32 tid = BPF_CORE_READ(prev, pid);
-		struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
+	/* Time asleep inside a socket write: the send buffer was full. The
+	 * thread being switched in is reached through its BTF pointer only
+	 * (tp_btf): the raw_tp program does not measure it (the loader says so). */
+	if (btf && want_io && prev_tracked && state != 0) {
+		struct io_inflight *io = io_current(); /* prev is still current */
 
 		if (io && io->dir == LS_IO_OUT)
 			io->off_start = bpf_ktime_get_ns();
 	}
-	if (want_io && next_tracked) {
-		__u32 tid = BPF_CORE_READ(next, pid);
-		struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
+	if (btf && want_io && next_tracked) {
+		struct io_inflight *io = bpf_task_storage_get(&io_inflight, next, 0, 0);
 
-		if (io && io->off_start) {
+		if (io && io->ts_enter && io->off_start) {
 			io->blocked_ns += bpf_ktime_get_ns() - io->off_start;
 			io->off_start = 0;
 		}

@@ -98,17 +98,24 @@ static __always_inline void scratch_release(__u32 slot)
 		__sync_fetch_and_and(busy, ~(1u << (slot & (IO_SLOTS - 1))));
 }
 
+/* The struct sock behind the current task's fd, or NULL. The task's file
+ * table is reached through BTF pointers (plain loads); the slot, the file
+ * and the socket by probe reads (a variable index; untyped pointers). */
 static __always_inline struct sock *fd_to_sock(__u32 fd)
 {
-	struct task_struct *task = (void *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct files_struct *files = task->files;
 	struct file **fds, *file = NULL;
+	struct fdtable *fdt;
 	struct socket *sock;
 	__u16 mode;
 
-	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+	if (!files)
 		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
+	fdt = files->fdt;
+	if (!fdt || fd >= fdt->max_fds)
+		return NULL;
+	fds = fdt->fd;
 	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
 	if (!file)
 		return NULL;
@@ -222,15 +229,30 @@ static __always_inline __u32 io_seq(__u64 skaddr, __u16 dir, long ret)
 	return pos - (__u32)ret;
 }
 
-static __always_inline int io_enter(__u64 fd, __u64 buf, __u16 call, __u16 dir, __u64 flags,
-				    __u32 nvec)
+/* The current thread's in-flight slot for syscall nr, zeroed (not live
+ * until ts_enter is set); NULL, counted as a drop, when no memory is left
+ * for a thread's first one. */
+static __always_inline struct io_inflight *io_claim(long nr)
+{
+	struct io_inflight *io = bpf_task_storage_get(&io_inflight, bpf_get_current_task_btf(), 0,
+						      BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!io) {
+		count_drop();
+		return NULL;
+	}
+	__builtin_memset(io, 0, sizeof(*io));
+	io->nr = nr;
+	return io;
+}
+
+static __always_inline int io_enter(long nr, __u64 fd, __u64 buf, __u16 call, __u16 dir,
+				    __u64 flags, __u32 nvec)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct io_inflight io = {};
+	struct io_inflight *io;
 	struct conn_val *conn;
 	struct sock *sk = NULL;
-	__u32 tid = (__u32)id;
-
 	bool is_unix;
 
 	if (!tgid_tracked(id >> 32) || (flags & MSG_PEEK))
@@ -239,18 +261,20 @@ static __always_inline int io_enter(__u64 fd, __u64 buf, __u16 call, __u16 dir, 
 	/* an unknown unix socket is a candidate when it reads (see io_exit) */
 	if (!conn && !(is_unix && dir == LS_IO_IN))
 		return 0;
-	io.sk = (__u64)sk;
-	io.conn_id = conn ? conn->conn_id : 0;
-	io.unix_sk = is_unix;
-	io.buf = buf;
-	io.ts_enter = bpf_ktime_get_ns();
-	io.fd = fd;
-	io.call = call;
-	io.dir = dir;
-	io.nvec = nvec;
+	io = io_claim(nr);
+	if (!io)
+		return 0;
+	io->sk = (__u64)sk;
+	io->conn_id = conn ? conn->conn_id : 0;
+	io->unix_sk = is_unix;
+	io->buf = buf;
+	io->fd = fd;
+	io->call = call;
+	io->dir = dir;
+	io->nvec = nvec;
 	if ((call == LS_IO_SENDMMSG || call == LS_IO_RECVMMSG || dir == LS_IO_OUT) && !is_unix)
-		io.seq0 = io_seq(io.sk, dir, 0);
-	bpf_map_update_elem(&io_inflight, &tid, &io, BPF_ANY);
+		io->seq0 = io_seq(io->sk, dir, 0);
+	io->ts_enter = bpf_ktime_get_ns(); /* last: the slot is live from here */
 	return 0;
 }
 
@@ -447,21 +471,24 @@ static __always_inline void xmit_flush(const struct io_inflight *io)
 	submit(e);
 }
 
-/* The exit of a syscall making `call`: its entry's state, if it was
- * followed, becomes a record. (A state left by another call, a thread that
- * died inside a followed syscall, is dropped.) */
-static __always_inline int io_exit(long ret, __u16 call)
+/* The call in flight is over: its held transmission goes out as its own
+ * record unless the call's record carried it (xmit), and the slot is free. */
+static __always_inline int io_done(struct io_inflight *io, __u32 xmit)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, slot = 0, n, xmit = 0;
-	struct io_inflight *io = bpf_map_lookup_elem(&io_inflight, &tid);
+	if (!xmit)
+		xmit_flush(io);
+	io->ts_enter = 0;
+	io->xm.h.ts = 0;
+	return 0;
+}
+
+/* The exit of a followed call, `ret` its result: a record. */
+static __always_inline int io_exit(struct io_inflight *io, long ret)
+{
+	__u32 slot = 0, n, xmit = 0;
 	struct io_record *rec;
 	__u16 nseg;
 
-	if (!io)
-		return 0;
-	if (io->call != call)
-		goto out;
 	/* several messages (a count returned): the bytes are how far the
 	 * stream moved */
 	if (io->call == LS_IO_SENDMMSG || io->call == LS_IO_RECVMMSG) {
@@ -493,7 +520,15 @@ static __always_inline int io_exit(long ret, __u16 call)
 	rec->e.bytes = ret;
 	rec->e.dir = io->dir;
 	rec->e.call = io->call;
-	rec->e.seq = io->unix_sk ? 0 : io_seq(io->sk, io->dir, ret);
+	/* the first byte's number: a write's (and sendmmsg/recvmmsg's) is the
+	 * stream position it entered at; a read's, where the read stopped less
+	 * what it took */
+	if (io->unix_sk)
+		rec->e.seq = 0;
+	else if (io->dir == LS_IO_OUT || io->call == LS_IO_RECVMMSG)
+		rec->e.seq = io->seq0;
+	else
+		rec->e.seq = io_seq(io->sk, io->dir, ret);
 	xmit = io->dir == LS_IO_OUT && io->call != LS_IO_SENDMMSG ? xmit_fold(io, ret, rec->e.seq) : 0;
 	rec->e.xmit = xmit;
 	if (io->call == LS_IO_SENDMMSG || io->call == LS_IO_RECVMMSG) {
@@ -509,10 +544,7 @@ static __always_inline int io_exit(long ret, __u16 call)
 	io_output(rec, n, nseg);
 	scratch_release(slot);
 out:
-	if (!xmit)
-		xmit_flush(io);
-	bpf_map_delete_elem(&io_inflight, &tid);
-	return 0;
+	return io_done(io, xmit);
 }
 
 static __always_inline void emit_accept(__u32 fd)
@@ -551,20 +583,19 @@ static __always_inline void emit_accept(__u32 fd)
 
 #define TS_COMPAT_ 0x0002 /* arch/x86/include/asm/thread_info.h */
 
-/* The syscall the task is in: pt_regs' orig_ax. */
+/* The syscall the task is in: pt_regs' orig_ax. (regs and t below are
+ * BTF pointers: plain loads, not probe-read helper calls.) */
 static __always_inline long syscall_nr(struct pt_regs *regs)
 {
-	return BPF_CORE_READ(regs, orig_ax);
+	return regs->orig_ax;
 }
 
 /* Is the current syscall a 32-bit one (int 0x80 or a compat task)? */
-static __always_inline bool compat_syscall(struct pt_regs *regs)
+static __always_inline bool compat_syscall(struct task_struct *t, struct pt_regs *regs)
 {
-	struct task_struct *t = (void *)bpf_get_current_task();
-
 	if (!bpf_core_field_exists(t->thread_info.status))
 		return false;
-	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT_;
+	return t->thread_info.status & TS_COMPAT_;
 }
 #elif defined(__TARGET_ARCH_arm64)
 #include <asm-generic/unistd.h> /* arm64: the generic table (compile-checked only) */
@@ -580,18 +611,19 @@ struct pt_regs___ls_arm64 {
 
 static __always_inline long syscall_nr(struct pt_regs *regs)
 {
-	return BPF_CORE_READ((struct pt_regs___ls_arm64 *)regs, syscallno);
+	return ((struct pt_regs___ls_arm64 *)regs)->syscallno;
 }
 
-static __always_inline bool compat_syscall(struct pt_regs *regs)
+static __always_inline bool compat_syscall(struct task_struct *t, struct pt_regs *regs)
 {
-	return BPF_CORE_READ((struct pt_regs___ls_arm64 *)regs, pstate) & PSR_MODE32_BIT_;
+	return ((struct pt_regs___ls_arm64 *)regs)->pstate & PSR_MODE32_BIT_;
 }
 #else
 #error "syscall numbers: x86-64 and arm64 are known (add the architecture's table)"
 #endif
 
 #define NO_CALL (-1) /* LS_IO_READ is 0 */
+#define IO_ACCEPT 0xffff /* io_inflight.call of an accept in flight (not a record's call) */
 
 /* The io call a syscall number makes, or NO_CALL when it is not one of ours. */
 static __always_inline int io_call_of(long nr, __u16 *dir)
@@ -619,13 +651,13 @@ static __always_inline int io_call_of(long nr, __u16 *dir)
 
 /* splice(fd_in, off_in, fd_out, off_out, len, flags): into a socket is a
  * write, out of one a read (a proxy splicing through a pipe). */
-static __always_inline int enter_splice(__u64 fd_in, __u64 fd_out)
+static __always_inline int enter_splice(long nr, __u64 fd_in, __u64 fd_out)
 {
 	struct sock *sk = fd_to_sock(fd_out);
 
 	if (sk && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP)
-		return io_enter(fd_out, 0, LS_IO_SPLICE, LS_IO_OUT, 0, 0);
-	return io_enter(fd_in, 0, LS_IO_SPLICE, LS_IO_IN, 0, 0);
+		return io_enter(nr, fd_out, 0, LS_IO_SPLICE, LS_IO_OUT, 0, 0);
+	return io_enter(nr, fd_in, 0, LS_IO_SPLICE, LS_IO_IN, 0, 0);
 }
 
 /* close(fd) of a followed connection (the caller is tracked). */
@@ -745,59 +777,85 @@ int sys_exit_2(struct bpf_raw_tracepoint_args *ctx)
 	return sys_backup(ctx, 1);
 }
 
-/* sys_enter(regs, id) */
+/* accept(2) and accept4(2) by a tracked process: the exit says the fd. */
+static __always_inline int accept_enter(long nr)
+{
+	struct io_inflight *io = io_claim(nr);
+
+	if (io) {
+		io->call = IO_ACCEPT;
+		io->ts_enter = bpf_ktime_get_ns();
+	}
+	return 0;
+}
+
+/* sys_enter(regs, id). The registers are read through the task's own
+ * pt_regs (the same ones at syscall entry; a BTF pointer: plain loads). */
 static __always_inline int sys_enter_run(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct pt_regs *regs = (void *)ctx->args[0];
 	long nr = ctx->args[1];
 	__u16 dir;
 	int call = io_call_of(nr, &dir);
+	struct task_struct *task;
+	struct pt_regs *regs;
 	__u64 a0, a1;
 
-	if (call == NO_CALL && nr != __NR_close)
+	if (call == NO_CALL && nr != __NR_close && nr != __NR_accept && nr != __NR_accept4)
 		return 0;
-	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32) || compat_syscall(regs))
+	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	a0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	task = bpf_get_current_task_btf();
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (compat_syscall(task, regs))
+		return 0;
+	if (nr == __NR_accept || nr == __NR_accept4)
+		return accept_enter(nr);
+	a0 = PT_REGS_PARM1_SYSCALL(regs);
 	switch (call) {
 	case NO_CALL: /* close */
 		sock_close(a0);
 		return 0;
 	case LS_IO_READV:
 	case LS_IO_WRITEV:
-		a1 = PT_REGS_PARM2_CORE_SYSCALL(regs);
-		return io_enter(a0, a1, call, dir, 0, PT_REGS_PARM3_CORE_SYSCALL(regs));
+		a1 = PT_REGS_PARM2_SYSCALL(regs);
+		return io_enter(nr, a0, a1, call, dir, 0, PT_REGS_PARM3_SYSCALL(regs));
 	case LS_IO_RECVFROM: /* recvfrom(fd, buf, len, flags, ...) */
 	case LS_IO_RECVMMSG: /* recvmmsg(fd, msgvec, vlen, flags, timeout) */
-		a1 = PT_REGS_PARM2_CORE_SYSCALL(regs);
-		return io_enter(a0, a1, call, dir, PT_REGS_PARM4_CORE_SYSCALL(regs), 0);
+		a1 = PT_REGS_PARM2_SYSCALL(regs);
+		return io_enter(nr, a0, a1, call, dir, PT_REGS_PARM4_SYSCALL(regs), 0);
 	case LS_IO_RECVMSG: /* recvmsg(fd, msg, flags) */
-		a1 = PT_REGS_PARM2_CORE_SYSCALL(regs);
-		return io_enter(a0, a1, call, dir, PT_REGS_PARM3_CORE_SYSCALL(regs), 0);
+		a1 = PT_REGS_PARM2_SYSCALL(regs);
+		return io_enter(nr, a0, a1, call, dir, PT_REGS_PARM3_SYSCALL(regs), 0);
 	case LS_IO_SENDFILE: /* sendfile(out_fd, in_fd, ...) to a socket: bytes, no payload */
-		return io_enter(a0, 0, call, dir, 0, 0);
+		return io_enter(nr, a0, 0, call, dir, 0, 0);
 	case LS_IO_SPLICE:
-		return enter_splice(a0, PT_REGS_PARM3_CORE_SYSCALL(regs));
+		return enter_splice(nr, a0, PT_REGS_PARM3_SYSCALL(regs));
 	}
 	/* read, write, sendto, sendmsg, sendmmsg(fd, msgvec, vlen, flags): the
 	 * first message's payload, every message's bytes */
-	return io_enter(a0, PT_REGS_PARM2_CORE_SYSCALL(regs), call, dir, 0, 0);
+	return io_enter(nr, a0, PT_REGS_PARM2_SYSCALL(regs), call, dir, 0, 0);
 }
 
-/* sys_exit(regs, ret) */
+/* sys_exit(regs, ret): only a thread with a followed call in flight (its
+ * storage says so) reads anything; every other syscall's exit costs that
+ * one lookup. */
 static __always_inline int sys_exit_run(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct pt_regs *regs = (void *)ctx->args[0];
-	long ret = ctx->args[1], nr = syscall_nr(regs);
-	__u16 dir;
-	int call = io_call_of(nr, &dir);
+	struct io_inflight *io = io_current();
+	struct pt_regs *regs;
+	long ret = ctx->args[1];
 
-	if (call != NO_CALL)
-		return io_exit(ret, call);
-	if ((nr == __NR_accept || nr == __NR_accept4) && ret >= 0 &&
-	    tgid_tracked(bpf_get_current_pid_tgid() >> 32) && !compat_syscall(regs))
-		emit_accept(ret);
-	return 0;
+	if (!io)
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (syscall_nr(regs) != io->nr) /* left by a call whose exit was missed */
+		return io_done(io, 0);
+	if (io->call == IO_ACCEPT) {
+		if (ret >= 0)
+			emit_accept(ret);
+		return io_done(io, 0);
+	}
+	return io_exit(io, ret);
 }
 
 /*

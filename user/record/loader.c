@@ -213,6 +213,8 @@ static int choose_programs(struct ls_bpf *b, char *err, size_t errlen)
 	}
 	if (use_btf)
 		b->sources |= LS_SRC_ATTACH_TP_BTF;
+	else /* the thread switched back in is a BTF pointer only there */
+		note_missing(b, "time asleep inside socket writes (needs tp_btf)");
 	return 0;
 }
 
