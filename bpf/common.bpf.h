@@ -256,6 +256,12 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 }
 
 /* Header for a record about the current task. */
+/* Field f of kernel object p: a plain load through a BTF pointer (tp_btf
+ * programs: btf true), else a CO-RE probe read (raw_tp programs). btf is a
+ * constant at each inlined call site, so each program holds one of the two;
+ * a probe read is a helper call, a load one instruction. */
+#define KREAD(btf, p, f) ((btf) ? (p)->f : BPF_CORE_READ(p, f))
+
 static __always_inline void fill_hdr(struct ls_hdr *h, __u16 type, __u16 size)
 {
 	__u64 id = bpf_get_current_pid_tgid();

@@ -174,38 +174,51 @@ static __always_inline int handle_retransmit_synack(const struct sock *sk,
 	return 0;
 }
 
-static __always_inline int handle_probe(struct sock *sk, const struct sk_buff *skb)
+/* Bytes 4..13 of a TCP header: one probe read instead of one per field. */
+struct tcp_seq_bits {
+	__be32 seq;
+	__be32 ack;
+	__u8 doff_byte; /* data offset in the high nibble, in 32-bit words */
+	__u8 flags;
+} __attribute__((packed));
+
+/* The TCP view of sk: through bpf_skc_to_tcp_sock (a BTF pointer, its fields
+ * plain loads; NULL when sk is not a full TCP socket) for tp_btf programs,
+ * the same address for CO-RE reads in raw_tp ones. */
+static __always_inline const struct tcp_sock *tcp_view(const struct sock *sk, bool btf)
 {
-	const struct tcp_sock *tp = (const void *)sk;
+	return btf ? (const struct tcp_sock *)bpf_skc_to_tcp_sock((void *)sk) : (const void *)sk;
+}
+
+/* btf: sk and skb are BTF pointers (tp_btf); see KREAD. */
+static __always_inline int handle_probe(struct sock *sk, const struct sk_buff *skb, bool btf)
+{
+	const struct tcp_sock *tp;
 	struct ls_ev_tcp_probe *e;
+	struct tcp_seq_bits th = {};
 	unsigned char *head;
 	__u16 thoff;
-	__u8 doff_byte = 0;
-	__u32 seq = 0, ack = 0;
 	struct conn_val *v = conn_get(sk, false, true);
 
-	if (!v)
+	if (!v || !(tp = tcp_view(sk, btf)))
 		return 0;
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
 	fill_sk(&e->h, LS_EV_TCP_PROBE, sizeof(*e), &e->conn_id, &e->skaddr, v->conn_id, sk);
-	e->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
-	e->snd_cwnd = BPF_CORE_READ(tp, snd_cwnd);
-	e->snd_una = BPF_CORE_READ(tp, snd_una);
-	e->snd_nxt = BPF_CORE_READ(tp, snd_nxt);
-	e->rcv_nxt = BPF_CORE_READ(tp, rcv_nxt);
-	e->snd_wnd = BPF_CORE_READ(tp, snd_wnd);
-	head = BPF_CORE_READ(skb, head);
-	thoff = BPF_CORE_READ(skb, transport_header);
-	bpf_probe_read_kernel(&doff_byte, 1, head + thoff + 12);
-	bpf_probe_read_kernel(&seq, 4, head + thoff + 4);
-	bpf_probe_read_kernel(&ack, 4, head + thoff + 8);
-	e->seq = bpf_ntohl(seq);
-	e->ack_seq = bpf_ntohl(ack);
-	e->flags = 0;
-	bpf_probe_read_kernel(&e->flags, 1, head + thoff + 13);
-	e->data_len = BPF_CORE_READ(skb, len) - ((doff_byte >> 4) * 4);
+	e->srtt_us = KREAD(btf, tp, srtt_us) >> 3;
+	e->snd_cwnd = KREAD(btf, tp, snd_cwnd);
+	e->snd_una = KREAD(btf, tp, snd_una);
+	e->snd_nxt = KREAD(btf, tp, snd_nxt);
+	e->rcv_nxt = KREAD(btf, tp, rcv_nxt);
+	e->snd_wnd = KREAD(btf, tp, snd_wnd);
+	head = KREAD(btf, skb, head);
+	thoff = KREAD(btf, skb, transport_header);
+	bpf_probe_read_kernel(&th, sizeof(th), head + thoff + 4);
+	e->seq = bpf_ntohl(th.seq);
+	e->ack_seq = bpf_ntohl(th.ack);
+	e->flags = th.flags;
+	e->data_len = KREAD(btf, skb, len) - ((th.doff_byte >> 4) * 4);
 	submit(e);
 	return 0;
 }
@@ -255,38 +268,39 @@ static __always_inline int handle_destroy(struct sock *sk)
  * skb->data is the link-layer header; the TCP header is at
  * head + transport_header. Only connections already known (never creates
  * one: a segment out of an untracked socket costs a map lookup). */
-static __always_inline int handle_xmit(const struct sk_buff *skb)
+static __always_inline int handle_xmit(const struct sk_buff *skb, bool btf)
 {
-	const struct sock *sk = BPF_CORE_READ(skb, sk);
-	const struct tcp_sock *tp = (const void *)sk;
+	const struct sock *sk = KREAD(btf, skb, sk);
+	const struct tcp_sock *tp;
 	struct ls_ev_tcp_xmit *e, x;
+	struct tcp_seq_bits th = {};
 	struct conn_val *v;
 	unsigned char *head, *data;
 	__u16 thoff;
-	__u8 doff_byte = 0, flags = 0;
-	__u32 seq = 0, len, hdrs;
+	__u32 len, hdrs;
 	__u64 key = (__u64)sk;
 
-	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+	if (!sk || KREAD(btf, sk, sk_protocol) != IPPROTO_TCP)
 		return 0;
 	v = bpf_map_lookup_elem(&conns, &key);
 	if (!v)
 		return 0;
-	head = BPF_CORE_READ(skb, head);
-	data = BPF_CORE_READ(skb, data);
-	thoff = BPF_CORE_READ(skb, transport_header);
-	bpf_probe_read_kernel(&doff_byte, 1, head + thoff + 12);
-	bpf_probe_read_kernel(&flags, 1, head + thoff + 13);
-	bpf_probe_read_kernel(&seq, 4, head + thoff + 4);
-	len = BPF_CORE_READ(skb, len);
-	hdrs = (__u32)(head + thoff - data) + (doff_byte >> 4) * 4;
+	/* skb->sk is an RCU pointer, which bpf_skc_to_tcp_sock refuses (6.x):
+	 * the socket's TCP fields are CO-RE reads here */
+	tp = (const void *)sk;
+	head = KREAD(btf, skb, head);
+	data = KREAD(btf, skb, data);
+	thoff = KREAD(btf, skb, transport_header);
+	bpf_probe_read_kernel(&th, sizeof(th), head + thoff + 4);
+	len = KREAD(btf, skb, len);
+	hdrs = (__u32)(head + thoff - data) + (th.doff_byte >> 4) * 4;
 	len = len > hdrs ? len - hdrs : 0;
-	if (!len && !(flags & 0x01)) /* bare ACKs: nothing delivered */
+	if (!len && !(th.flags & 0x01)) /* bare ACKs: nothing delivered */
 		return 0;
 	fill_sk(&x.h, LS_EV_TCP_XMIT, sizeof(x), &x.conn_id, &x.skaddr, v->conn_id, sk);
-	x.seq = bpf_ntohl(seq);
+	x.seq = bpf_ntohl(th.seq);
 	x.len = len;
-	x.flags = flags;
+	x.flags = th.flags;
 	x.snd_una = BPF_CORE_READ(tp, snd_una);
 	x.snd_wnd = BPF_CORE_READ(tp, snd_wnd);
 	x.snd_cwnd = BPF_CORE_READ(tp, snd_cwnd);
@@ -299,7 +313,7 @@ static __always_inline int handle_xmit(const struct sk_buff *skb)
 	 * state; the write's record carries it when it took all the bytes
 	 * (sock.bpf.c), else it goes out then as its own record. A
 	 * retransmission, or bytes of an earlier write, never match. */
-	if (len && !(flags & 0x07)) { /* no FIN, SYN, RST */
+	if (len && !(th.flags & 0x07)) { /* no FIN, SYN, RST */
 		struct io_inflight *io = io_current();
 
 		if (io && io->dir == LS_IO_OUT && io->conn_id == v->conn_id && !io->unix_sk &&
@@ -319,13 +333,13 @@ static __always_inline int handle_xmit(const struct sk_buff *skb)
 SEC("tp_btf/net_dev_start_xmit")
 int BPF_PROG(net_dev_start_xmit_btf, const struct sk_buff *skb, const struct net_device *dev)
 {
-	return handle_xmit(skb);
+	return handle_xmit(skb, true);
 }
 
 SEC("raw_tp/net_dev_start_xmit")
 int BPF_PROG(net_dev_start_xmit_raw, const struct sk_buff *skb, const struct net_device *dev)
 {
-	return handle_xmit(skb);
+	return handle_xmit(skb, false);
 }
 
 SEC("tp_btf/inet_sock_set_state")
@@ -367,13 +381,13 @@ int BPF_PROG(tcp_retransmit_synack_raw, const struct sock *sk, const struct requ
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(tcp_probe_btf, struct sock *sk, const struct sk_buff *skb)
 {
-	return handle_probe(sk, skb);
+	return handle_probe(sk, skb, true);
 }
 
 SEC("raw_tp/tcp_probe")
 int BPF_PROG(tcp_probe_raw, struct sock *sk, const struct sk_buff *skb)
 {
-	return handle_probe(sk, skb);
+	return handle_probe(sk, skb, false);
 }
 
 SEC("tp_btf/tcp_send_reset")
