@@ -2,7 +2,10 @@
 /* The column transform of capture frames: see columns.h. */
 #include "columns.h"
 
+#include <endian.h>
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "latsplit/events.h"
@@ -67,17 +70,52 @@ static int group_of(uint32_t *keys, unsigned char *gidx, int *ng, struct group *
 	}
 }
 
+static uint64_t ld64le(const unsigned char *p)
+{
+	return le64toh(rd64(p));
+}
+
+static void st64le(unsigned char *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+/* Swaps the bits of a under mask m << s with those of b under m. */
+#define SWAP_BLOCKS(a, b, s, m)                                                                  \
+	do {                                                                                     \
+		uint64_t t_ = (((a) >> (s)) ^ (b)) & (m);                                        \
+		(a) ^= t_ << (s);                                                                \
+		(b) ^= t_;                                                                       \
+	} while (0)
+
+/* r[j]'s byte b becomes r[b]'s byte j (an 8x8 byte matrix transposed:
+ * 4-byte, then 2-byte, then 1-byte blocks swapped across the diagonal). */
+static inline void transpose8(uint64_t r[8])
+{
+#pragma GCC unroll 4
+	for (int j = 0; j < 4; j++)
+		SWAP_BLOCKS(r[j], r[j + 4], 32, 0x00000000ffffffffull);
+#pragma GCC unroll 4
+	for (int j = 0; j < 8; j += (j & 1) ? 3 : 1)
+		SWAP_BLOCKS(r[j], r[j + 2], 16, 0x0000ffff0000ffffull);
+#pragma GCC unroll 4
+	for (int j = 0; j < 8; j += 2)
+		SWAP_BLOCKS(r[j], r[j + 1], 8, 0x00ff00ff00ff00ffull);
+}
+
 size_t ls_columns_encode(const unsigned char *in, size_t len, uint32_t nrec, unsigned char *out)
 {
 	uint32_t keys[SLOTS] = {0};
 	unsigned char gidx[SLOTS];
 	struct group g[MAX_GROUPS];
 	unsigned char *idx = out + 2;
+	uint32_t *off, *ord, start[MAX_GROUPS];
+	uint64_t *dts, prev = 0;
 	size_t p = 0, base;
-	uint64_t prev = 0;
 	int ng = 0;
 
-	if (!nrec)
+	if (!nrec || len > UINT32_MAX)
 		return 0;
 	/* pass 1: each record's group, and the groups' sizes */
 	for (uint32_t k = 0; k < nrec; k++) {
@@ -95,39 +133,78 @@ size_t ls_columns_encode(const unsigned char *in, size_t len, uint32_t nrec, uns
 	}
 	if (p != len)
 		return 0;
+	dts = malloc((size_t)nrec * (sizeof(*dts) + 2 * sizeof(*off)));
+	if (!dts)
+		return 0; /* the frame goes plain */
+	off = (uint32_t *)(dts + nrec);
+	ord = off + nrec;
 	out[0] = (unsigned char)ng;
 	out[1] = 0;
 	base = 2 + (size_t)nrec;
-	for (int i = 0; i < ng; i++) {
+	for (int i = 0, n = 0; i < ng; i++) {
 		memcpy(out + base + 8 * i, &g[i].type, 2);
 		memcpy(out + base + 8 * i + 2, &g[i].size, 2);
 		memcpy(out + base + 8 * i + 4, &g[i].count, 4);
+		start[i] = (uint32_t)n;
+		n += g[i].count;
 	}
 	base += 8 * (size_t)ng;
 	for (int i = 0; i < ng; i++) {
 		g[i].base = base;
 		base += (size_t)g[i].size * g[i].count;
 	}
-	/* pass 2: each record's bytes into its group's columns, ts as a delta */
+	/* each record's place, its group's records in frame order, and its ts
+	 * as the difference to the frame's previous record's */
 	p = 0;
 	for (uint32_t k = 0; k < nrec; k++) {
 		struct group *x = &g[idx[k]];
-		unsigned char *col = out + x->base + x->next++;
-		const unsigned char *rec = in + p;
-		uint64_t ts = rd64(rec + TS_OFF), d = ts - prev;
-		unsigned char db[8];
-		size_t stride = x->count;
+		uint64_t ts = ld64le(in + p + TS_OFF);
 
+		off[k] = (uint32_t)p;
+		ord[start[idx[k]] + x->next++] = k;
+		dts[k] = ts - prev;
 		prev = ts;
-		memcpy(db, &d, 8);
-		for (size_t i = 0; i < TS_OFF; i++)
-			col[i * stride] = rec[i];
-		for (size_t i = 0; i < 8; i++)
-			col[(TS_OFF + i) * stride] = db[i];
-		for (size_t i = TS_OFF + 8; i < x->size; i++)
-			col[i * stride] = rec[i];
 		p += x->size;
 	}
+	/* pass 2: each group's records into its columns, eight records by
+	 * eight bytes at a time (sizes are multiples of 8 and TS_OFF is 8:
+	 * the ts is one of those words); the last count % 8 byte by byte */
+	for (int gi = 0; gi < ng; gi++) {
+		const struct group *x = &g[gi];
+		size_t c = x->count, t = 0;
+		unsigned char *cols = out + x->base;
+
+		for (; t + 8 <= c; t += 8) {
+			const unsigned char *src[8];
+			uint64_t r[8];
+
+			for (int j = 0; j < 8; j++)
+				src[j] = in + off[ord[start[gi] + t + j]];
+			for (size_t i = 0; i < x->size; i += 8) {
+				if (i == TS_OFF) {
+					for (int j = 0; j < 8; j++)
+						r[j] = dts[ord[start[gi] + t + j]];
+				} else {
+#pragma GCC unroll 8
+					for (int j = 0; j < 8; j++)
+						r[j] = ld64le(src[j] + i);
+				}
+				transpose8(r);
+#pragma GCC unroll 8
+				for (int b = 0; b < 8; b++)
+					st64le(cols + (i + b) * c + t, r[b]);
+			}
+		}
+		for (; t < c; t++) {
+			uint32_t k = ord[start[gi] + t];
+			const unsigned char *rec = in + off[k];
+
+			for (size_t i = 0; i < x->size; i++)
+				cols[i * c + t] = i - TS_OFF < 8 ? (unsigned char)(dts[k] >> 8 * (i - TS_OFF))
+								  : rec[i];
+		}
+	}
+	free(dts);
 	return base;
 }
 
@@ -173,26 +250,73 @@ int ls_columns_decode(const unsigned char *in, size_t len, uint32_t nrec, unsign
 {
 	struct group g[MAX_GROUPS];
 	const unsigned char *idx = in + 2;
+	uint32_t *off, *ord, start[MAX_GROUPS];
 	size_t o = 0;
 	uint64_t prev = 0;
 	int ng;
 
-	if (parse(in, len, nrec, g, &ng) != outlen || !outlen)
+	if (parse(in, len, nrec, g, &ng) != outlen || !outlen || outlen > UINT32_MAX)
 		return -EBADMSG;
+	off = malloc(2 * (size_t)nrec * sizeof(*off));
+	if (!off)
+		return -ENOMEM;
+	ord = off + nrec;
+	for (int i = 0, n = 0; i < ng; i++) {
+		start[i] = (uint32_t)n;
+		n += g[i].count;
+	}
+	/* pass 1: where each record goes, each group's records in frame order */
 	for (uint32_t k = 0; k < nrec; k++) {
-		if (idx[k] >= ng)
-			return -EBADMSG;
-		struct group *x = &g[idx[k]];
-		if (x->next >= x->count || x->size > outlen - o)
-			return -EBADMSG;
-		const unsigned char *col = in + x->base + x->next++;
-		unsigned char *rec = out + o;
-		size_t stride = x->count;
+		struct group *x = idx[k] < ng ? &g[idx[k]] : NULL;
 
-		for (size_t i = 0; i < x->size; i++)
-			rec[i] = col[i * stride];
-		uint64_t ts = prev + rd64(rec + TS_OFF);
-		memcpy(rec + TS_OFF, &ts, 8);
+		if (!x || x->next >= x->count || x->size > outlen - o) {
+			free(off);
+			return -EBADMSG;
+		}
+		off[k] = (uint32_t)o;
+		ord[start[idx[k]] + x->next++] = k;
+		o += x->size;
+	}
+	/* pass 2: the columns back into records, eight by eight bytes at a
+	 * time as ls_columns_encode wrote them (the transpose is its own
+	 * inverse); the last count % 8 byte by byte */
+	for (int gi = 0; gi < ng; gi++) {
+		const struct group *x = &g[gi];
+		size_t c = x->count, t = 0;
+		const unsigned char *cols = in + x->base;
+
+		for (; t + 8 <= c; t += 8) {
+			unsigned char *dst[8];
+			uint64_t r[8];
+
+			for (int j = 0; j < 8; j++)
+				dst[j] = out + off[ord[start[gi] + t + j]];
+			for (size_t i = 0; i < x->size; i += 8) {
+#pragma GCC unroll 8
+				for (int b = 0; b < 8; b++)
+					r[b] = ld64le(cols + (i + b) * c + t);
+				transpose8(r);
+#pragma GCC unroll 8
+				for (int j = 0; j < 8; j++)
+					st64le(dst[j] + i, r[j]);
+			}
+		}
+		for (; t < c; t++) {
+			unsigned char *rec = out + off[ord[start[gi] + t]];
+
+			for (size_t i = 0; i < x->size; i++)
+				rec[i] = cols[i * c + t];
+		}
+	}
+	free(off);
+	/* pass 3: the timestamps, in frame order; every record's own kind */
+	o = 0;
+	for (uint32_t k = 0; k < nrec; k++) {
+		const struct group *x = &g[idx[k]];
+		unsigned char *rec = out + o;
+		uint64_t ts = prev + ld64le(rec + TS_OFF);
+
+		st64le(rec + TS_OFF, ts);
 		prev = ts;
 		if (rd16(rec) != x->type || rd16(rec + 2) != x->size)
 			return -EBADMSG;

@@ -15,8 +15,8 @@
  *      then byte 1, ...
  * Encoded layout (little-endian):
  *   u16 ngroups (1..255)
- *   ngroups x { u16 type; u16 size; u32 count }
  *   nrec x u8  group of each record, in the frame's order
+ *   ngroups x { u16 type; u16 size; u32 count }
  *   for each group: size x count bytes, column-major
  * The encoded frame is 2 + 8 * ngroups + nrec bytes longer than the records.
  */
