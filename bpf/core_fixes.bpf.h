@@ -13,12 +13,13 @@ struct task_struct___o {
 	volatile long int state;
 } __attribute__((preserve_access_index));
 
-static __always_inline __s64 task_state(struct task_struct *t)
+/* btf: t is a BTF pointer (a plain load of __state). */
+static __always_inline __s64 task_state(struct task_struct *t, bool btf)
 {
 	struct task_struct___o *old = (void *)t;
 
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
+		return btf ? t->__state : BPF_CORE_READ(t, __state);
 	return BPF_CORE_READ(old, state);
 }
 

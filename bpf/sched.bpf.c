@@ -83,25 +83,36 @@ static __always_inline void block_ended(struct task_struct *next, __u32 tgid, __
 	submit(e);
 }
 
+/* A task's comm into dst (16 bytes): two loads through a BTF pointer (the
+ * kernel keeps it NUL-padded), else a string probe read. */
+static __always_inline void comm_into(char (*dst)[16], struct task_struct *t, bool btf)
+{
+	_Static_assert(sizeof(t->comm) == sizeof(*dst), "comm is TASK_COMM_LEN bytes");
+	if (btf)
+		__builtin_memcpy(*dst, t->comm, sizeof(*dst));
+	else
+		BPF_CORE_READ_STR_INTO(dst, t, comm);
+}
+
 /* btf: prev and next are BTF pointers (tp_btf), which the kernel-stack
  * deferral needs (bpf_get_task_stack); the raw_tp program takes kernel
  * stacks at switch-out as before. */
 static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 					 struct task_struct *next, bool btf)
 {
-	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
-	__u32 next_tgid = BPF_CORE_READ(next, tgid);
+	__u32 prev_tgid = KREAD(btf, prev, tgid);
+	__u32 next_tgid = KREAD(btf, next, tgid);
 	struct ls_ev_sched_switch *e;
 
 	bool prev_tracked = tgid_tracked(prev_tgid), next_tracked = tgid_tracked(next_tgid);
-	__s64 state = task_state(prev);
-
 	bool defer = btf && kstack_min_ns && want_stacks;
+	__s64 state;
 
 	if (!prev_tracked && !next_tracked)
 		return 0;
+	state = task_state(prev, btf);
 	if (defer && next_tracked)
-		block_ended(next, next_tgid, BPF_CORE_READ(next, pid));
+		block_ended(next, next_tgid, KREAD(btf, next, pid));
 	/* Time asleep inside a socket write: the send buffer was full. The
 	 * thread being switched in is reached through its BTF pointer only
 	 * (tp_btf): the raw_tp program does not measure it (the loader says so). */
@@ -124,9 +135,9 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 		return 0;
 	fill_hdr(&e->h, LS_EV_SCHED_SWITCH, sizeof(*e));
 	e->h.pid = prev_tgid;
-	e->h.tid = BPF_CORE_READ(prev, pid);
+	e->h.tid = KREAD(btf, prev, pid);
 	e->next_pid = next_tgid;
-	e->next_tid = BPF_CORE_READ(next, pid);
+	e->next_tid = KREAD(btf, next, pid);
 	e->prev_state = state;
 	e->prev_ustack = e->prev_kstack = -1;
 	/* prev is still current: its stacks say why it blocked */
@@ -144,10 +155,10 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 			e->prev_kstack = stack_id(ctx, 0);
 		}
 	}
-	e->prev_prio = BPF_CORE_READ(prev, prio);
-	e->next_prio = BPF_CORE_READ(next, prio);
-	BPF_CORE_READ_STR_INTO(&e->prev_comm, prev, comm);
-	BPF_CORE_READ_STR_INTO(&e->next_comm, next, comm);
+	e->prev_prio = KREAD(btf, prev, prio);
+	e->next_prio = KREAD(btf, next, prio);
+	comm_into(&e->prev_comm, prev, btf);
+	comm_into(&e->next_comm, next, btf);
 	struct ls_hdr h = e->h;
 	bool py = want_stacks && prev_tracked && state != 0;
 	submit(e);
@@ -158,9 +169,9 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 	return 0;
 }
 
-static __always_inline int handle_wakeup(struct task_struct *p, __u16 type)
+static __always_inline int handle_wakeup(struct task_struct *p, __u16 type, bool btf)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = KREAD(btf, p, tgid);
 	struct ls_ev_sched_wakeup *e;
 	__u64 id;
 
@@ -174,10 +185,10 @@ static __always_inline int handle_wakeup(struct task_struct *p, __u16 type)
 	e->waker_pid = id >> 32;
 	e->waker_tid = (__u32)id;
 	e->h.pid = tgid;
-	e->h.tid = BPF_CORE_READ(p, pid);
-	e->target_cpu = BPF_CORE_READ(p, wake_cpu);
-	e->prio = BPF_CORE_READ(p, prio);
-	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	e->h.tid = KREAD(btf, p, pid);
+	e->target_cpu = KREAD(btf, p, wake_cpu);
+	e->prio = KREAD(btf, p, prio);
+	comm_into(&e->comm, p, btf);
 	submit(e);
 	return 0;
 }
@@ -275,25 +286,25 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev, struct ta
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup_btf, struct task_struct *p)
 {
-	return handle_wakeup(p, LS_EV_SCHED_WAKEUP);
+	return handle_wakeup(p, LS_EV_SCHED_WAKEUP, true);
 }
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(sched_wakeup_raw, struct task_struct *p)
 {
-	return handle_wakeup(p, LS_EV_SCHED_WAKEUP);
+	return handle_wakeup(p, LS_EV_SCHED_WAKEUP, false);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
 {
-	return handle_wakeup(p, LS_EV_SCHED_WAKEUP_NEW);
+	return handle_wakeup(p, LS_EV_SCHED_WAKEUP_NEW, true);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 {
-	return handle_wakeup(p, LS_EV_SCHED_WAKEUP_NEW);
+	return handle_wakeup(p, LS_EV_SCHED_WAKEUP_NEW, false);
 }
 
 SEC("tp_btf/sched_process_fork")
