@@ -2,7 +2,8 @@
 /*
  * `latsplit check`: which data sources this host offers, each proved by
  * loading, attaching and triggering a trivial program (bpf/probe.bpf.c).
- * Exit 0 when the minimum (privileges, BTF, raw tracepoints, ring buffer) holds.
+ * Exit 0 when the minimum (privileges, BTF, raw tracepoints, ring buffer, task
+ * storage) holds.
  * record takes every kernel event from raw tracepoints (tp_btf where the
  * kernel allows), so tracefs and perf-event tracepoints are optional.
  */
@@ -25,8 +26,19 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: latsplit check [--json]\n\n"
 		     "Probes each data source latsplit can use and says ok or why not.\n"
-		     "Exit 0 when the minimum (privileges, BTF, raw tracepoints, ring buffer) is\n"
-		     "present, else 1.\n");
+		     "Exit 0 when the minimum (privileges, BTF, raw tracepoints, ring buffer,\n"
+		     "task storage) is present, else 1.\n");
+}
+
+/* A map type's row: ok when this kernel creates one. */
+static void map_row(struct ls_check_result *r, const char *name, bool required, bool priv,
+		    enum bpf_map_type type, const char *ok_detail, const char *missing_detail)
+{
+	r->name = name;
+	r->required = required;
+	r->ok = priv && libbpf_probe_bpf_map_type(type, NULL) == 1;
+	snprintf(r->detail, sizeof(r->detail), "%s",
+		 r->ok ? ok_detail : priv ? missing_detail : "not probed without privileges");
 }
 
 int cmd_check(int argc, char **argv)
@@ -72,13 +84,11 @@ int cmd_check(int argc, char **argv)
 		 r->ok ? "/sys/kernel/btf/vmlinux"
 		       : "no BTF at /sys/kernel/btf/vmlinux: needs CONFIG_DEBUG_INFO_BTF=y");
 
-	r = &res[n++];
-	r->name = "ringbuf";
-	r->required = true;
-	r->ok = priv && libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
-	snprintf(r->detail, sizeof(r->detail), "%s",
-		 r->ok ? "BPF_MAP_TYPE_RINGBUF"
-		 : priv ? "unsupported (needs Linux >= 5.8)" : "not probed without privileges");
+	map_row(&res[n++], "ringbuf", true, priv, BPF_MAP_TYPE_RINGBUF, "BPF_MAP_TYPE_RINGBUF",
+		"unsupported (needs Linux >= 5.8)");
+	map_row(&res[n++], "task_storage", true, priv, BPF_MAP_TYPE_TASK_STORAGE,
+		"BPF_MAP_TYPE_TASK_STORAGE (a syscall's state per thread)",
+		"unsupported (needs Linux >= 5.11)");
 
 	static const struct {
 		int which;
@@ -115,12 +125,8 @@ int cmd_check(int argc, char **argv)
 			snprintf(r->detail + l, sizeof(r->detail) - l, " (%s)", progs[i].why_missing);
 		}
 	}
-	r = &res[n++];
-	r->name = "stack_maps";
-	r->ok = priv && libbpf_probe_bpf_map_type(BPF_MAP_TYPE_STACK_TRACE, NULL) == 1;
-	snprintf(r->detail, sizeof(r->detail), "%s",
-		 r->ok ? "BPF_MAP_TYPE_STACK_TRACE"
-		 : priv ? "unsupported" : "not probed without privileges");
+	map_row(&res[n++], "stack_maps", false, priv, BPF_MAP_TYPE_STACK_TRACE,
+		"BPF_MAP_TYPE_STACK_TRACE", "unsupported");
 
 	r = &res[n++];
 	r->name = "libcupti";
@@ -150,7 +156,7 @@ int cmd_check(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			printf("  %-8s %-12s %s%s\n", res[i].ok ? "ok" : "missing", res[i].name,
 			       res[i].detail, res[i].required ? " [required]" : "");
-		printf("minimum (privileges, BTF, raw tracepoints, ring buffer): %s\n",
+		printf("minimum (privileges, BTF, raw tracepoints, ring buffer, task storage): %s\n",
 		       minimum ? "ok" : "NOT MET");
 	}
 	if (!minimum)

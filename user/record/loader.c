@@ -192,7 +192,11 @@ append_item(char *line, size_t cap, const char *fmt, ...)
 /* Chooses tp_btf, raw_tp or nothing for each tracepoint. */
 static int choose_programs(struct ls_bpf *b, char *err, size_t errlen)
 {
-	bool use_btf = ls_probe_tp_btf("sched_switch") == 0;
+	/* LATSPLIT_FORCE_RAW_TP=1: the raw_tp programs even where tp_btf
+	 * loads, as a kernel without it gets them (tests run that fallback) */
+	const char *force = getenv("LATSPLIT_FORCE_RAW_TP");
+	bool use_btf = !(force && *force && strcmp(force, "0")) &&
+		       ls_probe_tp_btf("sched_switch") == 0;
 
 	for (int i = 0; i < b->ntps; i++) {
 		struct tp *t = &b->tps[i];
