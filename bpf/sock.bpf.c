@@ -520,15 +520,11 @@ static __always_inline int io_exit(struct io_inflight *io, long ret)
 	rec->e.bytes = ret;
 	rec->e.dir = io->dir;
 	rec->e.call = io->call;
-	/* the first byte's number: a write's (and sendmmsg/recvmmsg's) is the
-	 * stream position it entered at; a read's, where the read stopped less
-	 * what it took */
-	if (io->unix_sk)
-		rec->e.seq = 0;
-	else if (io->dir == LS_IO_OUT || io->call == LS_IO_RECVMMSG)
-		rec->e.seq = io->seq0;
-	else
-		rec->e.seq = io_seq(io->sk, io->dir, ret);
+	/* the first byte's number: where the stream stands after the call,
+	 * less what it moved. (Not the position a write entered at: threads
+	 * writing one socket at once all enter at the same position, and all
+	 * but the first wait for the socket's lock.) */
+	rec->e.seq = io->unix_sk ? 0 : io_seq(io->sk, io->dir, ret);
 	xmit = io->dir == LS_IO_OUT && io->call != LS_IO_SENDMMSG ? xmit_fold(io, ret, rec->e.seq) : 0;
 	rec->e.xmit = xmit;
 	if (io->call == LS_IO_SENDMMSG || io->call == LS_IO_RECVMMSG) {
