@@ -130,12 +130,18 @@ struct {
 	__type(value, struct io_inflight);
 } io_inflight SEC(".maps");
 
+/* Task t's call in flight (t a BTF pointer), or NULL. */
+static __always_inline struct io_inflight *io_of(struct task_struct *t)
+{
+	struct io_inflight *io = bpf_task_storage_get(&io_inflight, t, 0, 0);
+
+	return io && io->ts_enter ? io : NULL;
+}
+
 /* The current thread's call in flight, or NULL. */
 static __always_inline struct io_inflight *io_current(void)
 {
-	struct io_inflight *io = bpf_task_storage_get(&io_inflight, bpf_get_current_task_btf(), 0, 0);
-
-	return io && io->ts_enter ? io : NULL;
+	return io_of(bpf_get_current_task_btf());
 }
 
 /* tracked_ports values (events.h) */

@@ -123,9 +123,9 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 			io->off_start = bpf_ktime_get_ns();
 	}
 	if (btf && want_io && next_tracked) {
-		struct io_inflight *io = bpf_task_storage_get(&io_inflight, next, 0, 0);
+		struct io_inflight *io = io_of(next);
 
-		if (io && io->ts_enter && io->off_start) {
+		if (io && io->off_start) {
 			io->blocked_ns += bpf_ktime_get_ns() - io->off_start;
 			io->off_start = 0;
 		}
