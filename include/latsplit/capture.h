@@ -21,14 +21,18 @@
 
 #define LS_FILE_MAGIC "LATSPLT\x01"
 /* 2: frames may be column-transformed (LS_FRAME_F_COLUMNS, user/core/
- * columns.h); version 1 files are still read */
-#define LS_FILE_VERSION 2
+ * columns.h); 3: and field-predicted (LS_FRAME_F_PREDICT); versions 1 and 2
+ * are still read */
+#define LS_FILE_VERSION 3
 #define LS_FILE_VERSION_MIN 1
 #define LS_FRAME_MAGIC 0x52465346u /* "FSFR" little-endian */
 #define LS_FRAME_F_LAST 1
 /* the records went through the column transform before zlib; raw_len is the
  * transformed length (version 2 on) */
 #define LS_FRAME_F_COLUMNS 2
+/* the records went through the field prediction before the column transform
+ * (only with LS_FRAME_F_COLUMNS; version 3 on) */
+#define LS_FRAME_F_PREDICT 4
 
 /* Largest raw block a frame may hold; bigger is treated as corruption. */
 #define LS_FRAME_MAX_RAW (16u << 20)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Capture writer and reader throughput on synthetic records shaped like a
- * real capture (sched switches and TCP probes with realistic field churn).
+ * real capture (sched switches and TCP probes with realistic field churn:
+ * random threads and connections, each thread with its own process and
+ * name, each connection's sequence moving on).
  * Prints figures; never fails on speed.
  */
 #include <stdio.h>
@@ -19,24 +21,34 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A thread of the synthetic host: 4 processes of 16 threads, each thread
+ * with its process and name for life, as on a real one. */
+static void thread(unsigned tid, __u32 *pid, char *comm)
+{
+	static const char *comms[] = {"python3", "vllm-engine", "uvicorn", "swapper/0", "kworker/1:2"};
+
+	*pid = 4000 + tid / 16;
+	strcpy(comm, comms[tid % 5]);
+}
+
 static void make(struct ls_ev_sched_switch *sw, struct ls_ev_tcp_probe *pr, unsigned i, __u64 *ts,
 		 unsigned *seed)
 {
-	static const char *comms[] = {"python3", "vllm-engine", "uvicorn", "swapper/0", "kworker/1:2"};
+	static __u32 stream[65]; /* each connection's sequence: where its last segment ended */
+	unsigned prev = rand_r(seed) % 64, next = rand_r(seed) % 64;
+
 	*ts += 2000 + rand_r(seed) % 20000;
 	memset(sw, 0, sizeof(*sw));
 	sw->h.type = LS_EV_SCHED_SWITCH;
 	sw->h.size = sizeof(*sw);
 	sw->h.cpu = i & 1;
 	sw->h.ts = *ts;
-	sw->h.pid = 4000 + rand_r(seed) % 4;
-	sw->h.tid = sw->h.pid + rand_r(seed) % 16;
-	sw->next_pid = 4000 + rand_r(seed) % 4;
-	sw->next_tid = sw->next_pid + rand_r(seed) % 16;
+	sw->h.tid = 4000 + prev;
+	thread(prev, &sw->h.pid, sw->prev_comm);
+	sw->next_tid = 4000 + next;
+	thread(next, &sw->next_pid, sw->next_comm);
 	sw->prev_state = rand_r(seed) % 3 ? 1 : 0;
 	sw->prev_prio = sw->next_prio = 120;
-	strcpy(sw->prev_comm, comms[rand_r(seed) % 5]);
-	strcpy(sw->next_comm, comms[rand_r(seed) % 5]);
 	memset(pr, 0, sizeof(*pr));
 	pr->h.type = LS_EV_TCP_PROBE;
 	pr->h.size = sizeof(*pr);
@@ -45,7 +57,7 @@ static void make(struct ls_ev_sched_switch *sw, struct ls_ev_tcp_probe *pr, unsi
 	pr->skaddr = 0xffff888100000000ull + pr->conn_id * 4096;
 	pr->srtt_us = 200 + rand_r(seed) % 50;
 	pr->snd_cwnd = 10;
-	pr->snd_una = i * 1448;
+	pr->snd_una = stream[pr->conn_id] += 1448;
 	pr->snd_nxt = pr->snd_una + 2896;
 	pr->data_len = rand_r(seed) % 2 ? 0 : 512;
 }

@@ -137,10 +137,11 @@ out:
 }
 
 /* Header + one frame holding `raw` (records), every CRC right. mode 2:
- * the records go through the column transform first (as record writes
- * them); mode 4: raw is taken as a transformed frame of `mode >> 3`
- * records (the decoder's own input, fuzzed). */
-static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len, int mode)
+ * the records go through the field prediction and the column transform
+ * first (as record writes them; raw is changed); mode 4: raw is taken as a
+ * transformed frame of `mode >> 3` records (the decoder's own input,
+ * fuzzed), field-predicted when that count is odd. */
+static unsigned char *wrap(uint8_t *raw, size_t n, size_t *len, int mode)
 {
 	struct ls_file_hdr h;
 	struct ls_frame_hdr f = {0};
@@ -158,6 +159,7 @@ static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len, int mode)
 		at += (r->size + 7) & ~7u;
 	}
 	if (mode & 2) {
+		bool predicted = !ls_predict_encode(raw, n, nrec);
 		unsigned char *enc = malloc(ls_columns_bound(n, nrec));
 		size_t elen = enc ? ls_columns_encode(raw, n, nrec, enc) : 0;
 		if (elen) {
@@ -171,13 +173,15 @@ static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len, int mode)
 			clen = compressBound(elen);
 			raw = enc; /* freed below */
 			n = elen;
-			f.flags = LS_FRAME_F_COLUMNS;
+			f.flags = LS_FRAME_F_COLUMNS | (predicted ? LS_FRAME_F_PREDICT : 0);
 		} else {
 			free(enc);
+			if (predicted)
+				ls_predict_decode(raw, n, nrec);
 		}
 	} else if (mode & 4) {
 		nrec = (__u32)(mode >> 3);
-		f.flags = LS_FRAME_F_COLUMNS;
+		f.flags = LS_FRAME_F_COLUMNS | (nrec & 1 ? LS_FRAME_F_PREDICT : 0);
 	}
 	ls_file_hdr_init(&h, 0, NULL);
 	h.track_all = n & 1;

@@ -230,16 +230,20 @@ static int write_frame(struct ls_writer *w, struct block *b)
 {
 	struct ls_frame_hdr fh;
 	uLongf zlen = w->zcap;
+	bool predicted = w->cbuf && !ls_predict_encode(b->buf, b->len, b->nrec);
 	size_t clen = w->cbuf ? ls_columns_encode(b->buf, b->len, b->nrec, w->cbuf) : 0;
 	const unsigned char *raw = clen && clen <= LS_FRAME_MAX_RAW ? w->cbuf : b->buf;
 	size_t rawlen = raw == w->cbuf ? clen : b->len;
 	int err;
 
+	if (predicted && raw != w->cbuf) /* a plain frame holds the records as they are */
+		predicted = ls_predict_decode(b->buf, b->len, b->nrec) != 0;
 	if (compress2(w->zbuf, &zlen, raw, rawlen, w->level) != Z_OK)
 		return -ENOMEM;
 	memset(&fh, 0, sizeof(fh));
 	fh.magic = LS_FRAME_MAGIC;
-	fh.flags = (b->last ? LS_FRAME_F_LAST : 0) | (raw == w->cbuf ? LS_FRAME_F_COLUMNS : 0);
+	fh.flags = (b->last ? LS_FRAME_F_LAST : 0) | (raw == w->cbuf ? LS_FRAME_F_COLUMNS : 0) |
+		   (predicted ? LS_FRAME_F_PREDICT : 0);
 	fh.comp_len = zlen;
 	fh.raw_len = rawlen;
 	fh.nrec = b->nrec;
@@ -354,6 +358,7 @@ int ls_writer_open(struct ls_writer **out, const char *path, const struct ls_fil
 			goto nomem;
 		w->free_list[w->nfree++] = i;
 	}
+	h.version = LS_FILE_VERSION; /* the frames are this version's, whoever filled the header */
 	h.crc = crc_of(&h, offsetof(struct ls_file_hdr, crc));
 	err = write_all(w->fd, &h, sizeof(h));
 	if (err)
@@ -665,7 +670,7 @@ static bool inflate_frame(struct ls_reader *r, const struct ls_frame_hdr *fh,
 	size_t n;
 
 	if (!(fh->flags & LS_FRAME_F_COLUMNS) || r->hdr.version < 2)
-		return !(fh->flags & LS_FRAME_F_COLUMNS) &&
+		return !(fh->flags & (LS_FRAME_F_COLUMNS | LS_FRAME_F_PREDICT)) &&
 		       (r->raw = realloc(r->raw, fh->raw_len ? fh->raw_len : 1)) &&
 		       unzip(r, r->raw, rawlen, data, fh->comp_len) &&
 		       *rawlen == fh->raw_len;
@@ -681,6 +686,9 @@ static bool inflate_frame(struct ls_reader *r, const struct ls_frame_hdr *fh,
 	n = ls_columns_decoded_len(r->cols, fh->raw_len, fh->nrec);
 	if (!n || n > LS_FRAME_MAX_RAW || !(r->raw = realloc(r->raw, n)) ||
 	    ls_columns_decode(r->cols, fh->raw_len, fh->nrec, r->raw, n))
+		return false;
+	if ((fh->flags & LS_FRAME_F_PREDICT) &&
+	    (r->hdr.version < 3 || ls_predict_decode(r->raw, n, fh->nrec)))
 		return false;
 	*rawlen = n;
 	return true;

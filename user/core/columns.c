@@ -4,6 +4,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,4 +324,207 @@ int ls_columns_decode(const unsigned char *in, size_t len, uint32_t nrec, unsign
 		o += x->size;
 	}
 	return 0;
+}
+
+/* Field prediction: see columns.h. */
+
+#define PRED_SLOTS 4096 /* open-addressing tables, at most LS_PREDICT_KEYS used */
+
+/* An open-addressing set of keys: a slot each, for the table beside it. */
+struct pred_keys {
+	uint64_t key[PRED_SLOTS];
+	bool used[PRED_SLOTS];
+	int n;
+};
+
+struct conn_pred {
+	uint32_t stream_at[2]; /* seq + bytes of the last sock_io, by dir */
+	uint32_t rcv_nxt, snd_una, srtt_us, snd_wnd, snd_cwnd; /* the last tcp_probe's */
+};
+
+struct who {
+	uint32_t pid, prio;
+	char comm[LS_COMM_LEN];
+};
+
+struct thread_pred {
+	struct who who;           /* what the last sched_switch said of it */
+	uint64_t conn_id, skaddr; /* its last sock_io's socket */
+	uint32_t fd;
+};
+
+struct pred_state {
+	struct pred_keys conn_ids, tids;
+	struct conn_pred conn[PRED_SLOTS];
+	struct thread_pred thread[PRED_SLOTS];
+	struct conn_pred conn_spare; /* a key past LS_PREDICT_KEYS: zeros, every time */
+	struct thread_pred thread_spare;
+};
+
+/* The slot of key, taken when new; -1 once LS_PREDICT_KEYS are taken. */
+static int slot_of(struct pred_keys *k, uint64_t key)
+{
+	for (uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 52);; h = (h + 1) & (PRED_SLOTS - 1)) {
+		if (k->used[h] && k->key[h] == key)
+			return (int)h;
+		if (k->used[h])
+			continue;
+		if (k->n == LS_PREDICT_KEYS)
+			return -1;
+		k->n++;
+		k->used[h] = true;
+		k->key[h] = key;
+		return (int)h;
+	}
+}
+
+static struct conn_pred *conn_of(struct pred_state *s, uint64_t conn_id)
+{
+	int i = slot_of(&s->conn_ids, conn_id);
+
+	if (i >= 0)
+		return &s->conn[i];
+	memset(&s->conn_spare, 0, sizeof(s->conn_spare));
+	return &s->conn_spare;
+}
+
+static struct thread_pred *thread_of(struct pred_state *s, uint32_t tid)
+{
+	int i = slot_of(&s->tids, tid);
+
+	if (i >= 0)
+		return &s->thread[i];
+	memset(&s->thread_spare, 0, sizeof(s->thread_spare));
+	return &s->thread_spare;
+}
+
+/* *f becomes its difference to pred, or (decode) back; returns its value. */
+static uint32_t diff32(uint32_t *f, uint32_t pred, bool decode)
+{
+	uint32_t v = decode ? *f + pred : *f;
+
+	*f = decode ? v : v - pred;
+	return v;
+}
+
+/* XORs a sock_io's socket with the thread's last one's. */
+static void socket_xor(struct ls_ev_sock_io *e, const struct thread_pred *t)
+{
+	e->conn_id ^= t->conn_id;
+	e->skaddr ^= t->skaddr;
+	e->fd ^= t->fd;
+}
+
+static void predict_sock_io(struct ls_ev_sock_io *e, struct pred_state *s, bool decode)
+{
+	struct thread_pred *t = thread_of(s, e->h.tid), was = *t;
+	struct conn_pred *c;
+
+	if (decode)
+		socket_xor(e, &was);
+	t->conn_id = e->conn_id;
+	t->skaddr = e->skaddr;
+	t->fd = e->fd;
+	c = conn_of(s, e->conn_id);
+	e->ts_enter = e->h.ts - e->ts_enter; /* its own inverse */
+	c->stream_at[e->dir & 1] = diff32(&e->seq, c->stream_at[e->dir & 1], decode) + e->bytes;
+	if (!decode)
+		socket_xor(e, &was);
+}
+
+/* The fields that follow from others of the record (which hold their own
+ * values whenever this runs). */
+static void probe_within(struct ls_ev_tcp_probe *e, bool decode)
+{
+	diff32(&e->seq, e->rcv_nxt, decode);
+	diff32(&e->ack_seq, e->snd_una, decode);
+	diff32(&e->snd_nxt, e->snd_una, decode);
+}
+
+static void predict_tcp_probe(struct ls_ev_tcp_probe *e, struct pred_state *s, bool decode)
+{
+	struct conn_pred *c = conn_of(s, e->conn_id);
+
+	if (!decode)
+		probe_within(e, false);
+	c->rcv_nxt = diff32(&e->rcv_nxt, c->rcv_nxt, decode);
+	c->snd_una = diff32(&e->snd_una, c->snd_una, decode);
+	c->srtt_us = diff32(&e->srtt_us, c->srtt_us, decode);
+	c->snd_wnd = diff32(&e->snd_wnd, c->snd_wnd, decode);
+	c->snd_cwnd = diff32(&e->snd_cwnd, c->snd_cwnd, decode);
+	if (decode)
+		probe_within(e, true);
+}
+
+/* XORs prev's and next's pid, prio and comm with what was said of them. */
+static void switch_xor(struct ls_ev_sched_switch *e, const struct who *p, const struct who *n)
+{
+	e->h.pid ^= p->pid;
+	e->prev_prio ^= p->prio;
+	e->next_pid ^= n->pid;
+	e->next_prio ^= n->prio;
+	for (int i = 0; i < LS_COMM_LEN; i++) {
+		e->prev_comm[i] ^= p->comm[i];
+		e->next_comm[i] ^= n->comm[i];
+	}
+}
+
+static void predict_sched_switch(struct ls_ev_sched_switch *e, struct pred_state *s, bool decode)
+{
+	struct thread_pred *p = thread_of(s, e->h.tid), *n = thread_of(s, e->next_tid);
+	struct who was_p = p->who, was_n = n->who; /* p may be n */
+
+	if (decode)
+		switch_xor(e, &was_p, &was_n);
+	p->who = (struct who){.pid = e->h.pid, .prio = e->prev_prio};
+	memcpy(p->who.comm, e->prev_comm, LS_COMM_LEN);
+	n->who = (struct who){.pid = e->next_pid, .prio = e->next_prio};
+	memcpy(n->who.comm, e->next_comm, LS_COMM_LEN);
+	if (!decode)
+		switch_xor(e, &was_p, &was_n);
+}
+
+static int predict(unsigned char *recs, size_t len, uint32_t nrec, bool decode)
+{
+	struct pred_state *s;
+	size_t p = 0;
+
+	for (uint32_t k = 0; k < nrec; k++) {
+		uint16_t size;
+
+		if (len - p < sizeof(struct ls_hdr))
+			return decode ? -EBADMSG : -EINVAL;
+		size = rd16(recs + p + 2);
+		if (size < sizeof(struct ls_hdr) || (size & 7) || size > len - p)
+			return decode ? -EBADMSG : -EINVAL;
+		p += size;
+	}
+	if (p != len)
+		return decode ? -EBADMSG : -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (p = 0; p < len; p += rd16(recs + p + 2)) {
+		void *rec = recs + p;
+		uint16_t type = rd16(recs + p), size = rd16(recs + p + 2);
+
+		if (type == LS_EV_SOCK_IO && size >= sizeof(struct ls_ev_sock_io))
+			predict_sock_io(rec, s, decode);
+		else if (type == LS_EV_TCP_PROBE && size >= sizeof(struct ls_ev_tcp_probe))
+			predict_tcp_probe(rec, s, decode);
+		else if (type == LS_EV_SCHED_SWITCH && size >= sizeof(struct ls_ev_sched_switch))
+			predict_sched_switch(rec, s, decode);
+	}
+	free(s);
+	return 0;
+}
+
+int ls_predict_encode(unsigned char *recs, size_t len, uint32_t nrec)
+{
+	return predict(recs, len, nrec, false);
+}
+
+int ls_predict_decode(unsigned char *recs, size_t len, uint32_t nrec)
+{
+	return predict(recs, len, nrec, true);
 }

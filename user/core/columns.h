@@ -42,4 +42,38 @@ size_t ls_columns_decoded_len(const unsigned char *in, size_t len, uint32_t nrec
 int ls_columns_decode(const unsigned char *in, size_t len, uint32_t nrec, unsigned char *out,
 		      size_t outlen);
 
+/*
+ * Field prediction (LS_FRAME_F_PREDICT, file version 3), done in place on a
+ * frame's records before the column transform and undone after it. A field
+ * that follows from another field of its record, or from the frame's last
+ * record of the same connection or thread, is replaced by its difference to
+ * that prediction (u32 and u64 differences wrap; names are XORed): mostly
+ * zero then, where sequence numbers and names were as random as a column
+ * gets.
+ *   sock_io:      ts_enter by ts - ts_enter; seq by seq minus where the
+ *                 connection's (conn_id) last sock_io in the same direction
+ *                 left the stream (its seq + bytes); then conn_id, skaddr
+ *                 and fd XORed with the thread's (h.tid) last sock_io's.
+ *   tcp_probe:    seq by seq - rcv_nxt, ack_seq by ack_seq - snd_una,
+ *                 snd_nxt by snd_nxt - snd_una; then rcv_nxt, snd_una,
+ *                 srtt_us, snd_wnd and snd_cwnd by their difference to the
+ *                 connection's last tcp_probe's.
+ *   sched_switch: prev's pid, prio and comm (by h.tid) and next's (by
+ *                 next_tid) XORed with what the last sched_switch naming that
+ *                 thread said of it.
+ * Only records at least their type's full size are touched; the keys (tids,
+ * dir, and conn_id once the thread's XOR is undone) are what decoding
+ * reads first. State starts empty in every frame (a frame
+ * decodes alone) and holds up to LS_PREDICT_KEYS connections and threads;
+ * past that a new one is predicted from zeros, on both sides alike.
+ */
+#define LS_PREDICT_KEYS 3072
+
+/* Predicts nrec records in recs[0..len) in place. 0, or -EINVAL (nothing
+ * changed) when they are not nrec whole records; -ENOMEM (nothing changed). */
+int ls_predict_encode(unsigned char *recs, size_t len, uint32_t nrec);
+
+/* Undoes ls_predict_encode in place. 0, or -EBADMSG / -ENOMEM. */
+int ls_predict_decode(unsigned char *recs, size_t len, uint32_t nrec);
+
 #endif
