@@ -236,7 +236,10 @@ static int write_frame(struct ls_writer *w, struct block *b)
 	size_t rawlen = raw == w->cbuf ? clen : b->len;
 	int err;
 
-	if (predicted && raw != w->cbuf) /* a plain frame holds the records as they are */
+	/* a plain frame holds the records as they are (should the undo find no
+	 * memory, the flag stays: the reader then counts the frame as damaged
+	 * rather than read it wrong) */
+	if (predicted && raw != w->cbuf)
 		predicted = ls_predict_decode(b->buf, b->len, b->nrec) != 0;
 	if (compress2(w->zbuf, &zlen, raw, rawlen, w->level) != Z_OK)
 		return -ENOMEM;
