@@ -246,16 +246,17 @@ static __always_inline struct io_inflight *io_claim(long nr)
 	return io;
 }
 
+/* A followed-kind call by a tracked process (sys_enter_run checked that)
+ * enters: its slot, if fd is a socket we follow. */
 static __always_inline int io_enter(long nr, __u64 fd, __u64 buf, __u16 call, __u16 dir,
 				    __u64 flags, __u32 nvec)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	struct io_inflight *io;
 	struct conn_val *conn;
 	struct sock *sk = NULL;
 	bool is_unix;
 
-	if (!tgid_tracked(id >> 32) || (flags & MSG_PEEK))
+	if (flags & MSG_PEEK)
 		return 0;
 	conn = fd_conn_any(fd, &sk, LS_ADOPT_IO, &is_unix);
 	/* an unknown unix socket is a candidate when it reads (see io_exit) */
