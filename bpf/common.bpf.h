@@ -116,6 +116,11 @@ struct io_inflight {
 	 * the call (net.bpf.c): folded into the call's record at exit, or sent
 	 * as its own tcp_xmit record then (xm.h.ts 0: none) */
 	struct ls_ev_tcp_xmit xm;
+	/* sched.bpf.c, record --offcpu-kernel-min-us: the ts of the blocking
+	 * switch-out whose kernel stack waits for the block's end (0: none).
+	 * Apart from the call in flight: io_claim, which clears the rest,
+	 * runs only on the CPU, when no block is open. */
+	__u64 kblock_ts;
 };
 
 /* Task-local storage, not a hash by tid: a lookup is the task's own

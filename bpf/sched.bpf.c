@@ -26,14 +26,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * most blocks under load are short. */
 const volatile __u64 kstack_min_ns = 0;
 
-/* tid -> the ts of the switch-out that began its block, while it lasts */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u64);
-} kstack_pending SEC(".maps");
-
 /* 0: blocks that ended before the minimum (user stack only), 1: their ns,
  * 2: blocks whose kernel stack was taken at their end */
 struct {
@@ -51,18 +43,17 @@ static __always_inline void kstack_count(__u32 k, __u64 v)
 		*c += v;
 }
 
-/* next, switched in, ends its block: its kernel stack when the block was
- * long enough, in a record stamped before the switch's own. */
-static __always_inline void block_ended(struct task_struct *next, __u32 tgid, __u32 tid)
+/* next, switched in, ends its block (its storage s says when it began):
+ * its kernel stack when the block was long enough, in a record stamped
+ * before the switch's own. */
+static __always_inline void block_ended(struct task_struct *next, struct io_inflight *s,
+					__u32 tgid, __u32 tid)
 {
-	__u64 *since = bpf_map_lookup_elem(&kstack_pending, &tid), out, now;
+	__u64 out = s->kblock_ts, now;
 	struct ls_ev_block_kstack *e;
 	__s32 kid;
 
-	if (!since)
-		return;
-	out = *since;
-	bpf_map_delete_elem(&kstack_pending, &tid);
+	s->kblock_ts = 0;
 	now = bpf_ktime_get_ns();
 	if (now - out < kstack_min_ns) {
 		kstack_count(0, 1);
@@ -106,29 +97,33 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 
 	bool prev_tracked = tgid_tracked(prev_tgid), next_tracked = tgid_tracked(next_tgid);
 	bool defer = btf && kstack_min_ns && want_stacks;
+	/* prev's storage when it blocks, next's when it comes back: one lookup
+	 * each serves the write it may be in and its deferred kernel stack.
+	 * Reached through BTF pointers only (tp_btf): the raw_tp program
+	 * neither measures time asleep in writes (the loader says so) nor
+	 * defers kernel stacks. */
+	struct io_inflight *ps = NULL, *ns = NULL;
 	__s64 state;
 
 	if (!prev_tracked && !next_tracked)
 		return 0;
 	state = task_state(prev, btf);
-	if (defer && next_tracked)
-		block_ended(next, next_tgid, KREAD(btf, next, pid));
-	/* Time asleep inside a socket write: the send buffer was full. The
-	 * thread being switched in is reached through its BTF pointer only
-	 * (tp_btf): the raw_tp program does not measure it (the loader says so). */
-	if (btf && want_io && prev_tracked && state != 0) {
-		struct io_inflight *io = io_current(); /* prev is still current */
-
-		if (io && io->dir == LS_IO_OUT)
-			io->off_start = bpf_ktime_get_ns();
+	if (btf && next_tracked && (want_io || defer)) {
+		ns = bpf_task_storage_get(&io_inflight, next, 0, 0);
+		if (ns && defer && ns->kblock_ts)
+			block_ended(next, ns, next_tgid, KREAD(btf, next, pid));
 	}
-	if (btf && want_io && next_tracked) {
-		struct io_inflight *io = io_of(next);
-
-		if (io && io->off_start) {
-			io->blocked_ns += bpf_ktime_get_ns() - io->off_start;
-			io->off_start = 0;
-		}
+	/* Time asleep inside a socket write: the send buffer was full. */
+	if (btf && prev_tracked && state != 0 && (want_io || defer)) {
+		/* a kernel stack to take later needs somewhere to wait */
+		ps = bpf_task_storage_get(&io_inflight, prev, 0,
+					  defer ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+		if (want_io && ps && ps->ts_enter && ps->dir == LS_IO_OUT)
+			ps->off_start = bpf_ktime_get_ns();
+	}
+	if (want_io && ns && ns->ts_enter && ns->off_start) {
+		ns->blocked_ns += bpf_ktime_get_ns() - ns->off_start;
+		ns->off_start = 0;
 	}
 	e = reserve(sizeof(*e));
 	if (!e)
@@ -145,13 +140,10 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 		const struct ls_eh_proc *eh = eh_covers(prev_tgid);
 
 		e->prev_ustack = eh ? eh_stack(prev_tgid, eh) : stack_id(ctx, BPF_F_USER_STACK);
-		if (defer) {
-			__u32 tid = e->h.tid;
-			__u64 ts = e->h.ts;
-
+		if (defer && ps) {
 			e->prev_kstack = LS_STACK_LATER;
-			bpf_map_update_elem(&kstack_pending, &tid, &ts, BPF_ANY);
-		} else {
+			ps->kblock_ts = e->h.ts;
+		} else { /* not deferred, or no memory for the thread's storage: now */
 			e->prev_kstack = stack_id(ctx, 0);
 		}
 	}
