@@ -70,6 +70,25 @@ struct {
 	__type(value, __u64);
 } eh_next SEC(".maps");
 
+/* Where the two searches for a pc ended last time (the mapping's index in
+ * the process's list, the row's in eh_rows), per CPU, by a hash of the pc.
+ * A server's stacks repeat: most frames are found here. An entry is only a
+ * hint: eh_hit checks that its row is the one the searches would find
+ * now (for this process, with the tables as they are), so a stale or
+ * clobbered entry costs a search, never a wrong frame. */
+#define EH_CACHE_BITS 10
+struct eh_hint {
+	__u64 pc;
+	__u32 map, row;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1 << EH_CACHE_BITS);
+	__type(key, __u32);
+	__type(value, struct eh_hint);
+} eh_cache SEC(".maps");
+
 struct eh_walk {
 	const struct ls_eh_proc *proc;
 	struct ls_ev_ustack_eh *e;
@@ -131,8 +150,10 @@ static __always_inline __u32 eh_page(__u32 at)
 	return v ? *v : 0;
 }
 
-/* The row for pc in map m: the last row at or before it. NULL: none. */
-static __always_inline const struct ls_eh_row *eh_row(const struct ls_eh_map *m, __u64 pc)
+/* The row for pc in map m: the last row at or before it (its index in
+ * eh_rows to *idx). NULL: none. */
+static __always_inline const struct ls_eh_row *eh_row(const struct ls_eh_map *m, __u64 pc,
+						      __u32 *idx)
 {
 	struct eh_search s = {.lo = 0, .hi = m->nrows, .base = m->row};
 	__u32 at, rel;
@@ -157,12 +178,14 @@ static __always_inline const struct ls_eh_row *eh_row(const struct ls_eh_map *m,
 	bpf_loop(32, eh_search_step, &s, 0);
 	if (!s.lo)
 		return NULL;
-	at = s.base + s.lo - 1;
+	*idx = at = s.base + s.lo - 1;
 	return bpf_map_lookup_elem(&eh_rows, &at);
 }
 
-/* The mapping holding pc (binary search over the sorted starts). */
-static __always_inline const struct ls_eh_map *eh_map(const struct ls_eh_proc *p, __u64 pc)
+/* The mapping holding pc (binary search over the sorted starts; its index
+ * to *mi). */
+static __always_inline const struct ls_eh_map *eh_map(const struct ls_eh_proc *p, __u64 pc,
+						      __u32 *mi)
 {
 	struct eh_search s = {.proc = p, .key = pc, .lo = 0, .hi = p->n};
 
@@ -171,8 +194,66 @@ static __always_inline const struct ls_eh_map *eh_map(const struct ls_eh_proc *p
 	bpf_loop(8, eh_search_step, &s, 0);
 	if (!s.lo)
 		return NULL;
-	const struct ls_eh_map *m = &p->m[(s.lo - 1) & (LS_EH_MAPS - 1)];
+	*mi = (s.lo - 1) & (LS_EH_MAPS - 1);
+	const struct ls_eh_map *m = &p->m[*mi];
 	return pc < m->end ? m : NULL;
+}
+
+/* h's row, if it is what eh_map and eh_row would find for pc in p now:
+ * the mapping holds pc (mappings do not overlap), and the row is the last
+ * of that mapping's rows at or before pc's address in its file. */
+static __always_inline const struct ls_eh_row *eh_hit(const struct ls_eh_proc *p,
+						      const struct eh_hint *h, __u64 pc)
+{
+	const struct ls_eh_row *r, *next;
+	const struct ls_eh_map *m;
+	__u32 at = h->row, end, rel;
+
+	if (h->pc != pc || h->map >= p->n || h->map >= LS_EH_MAPS)
+		return NULL;
+	m = &p->m[h->map & (LS_EH_MAPS - 1)];
+	if (pc < m->start || pc >= m->end || pc < m->bias || pc - m->bias > 0xffffffffull)
+		return NULL;
+	rel = (__u32)(pc - m->bias);
+	end = m->row + m->nrows;
+	if ((m->npages && rel < m->text) || at < m->row || at >= end)
+		return NULL;
+	r = bpf_map_lookup_elem(&eh_rows, &at);
+	if (!r || r->pc > rel)
+		return NULL;
+	if (at + 1 < end) {
+		at++;
+		next = bpf_map_lookup_elem(&eh_rows, &at);
+		if (!next || next->pc <= rel)
+			return NULL;
+	}
+	return r;
+}
+
+/* pc's row in the walk's process: from the cache when its hint holds,
+ * else by the searches (and the hint kept). *missed: no mapping has it. */
+static __always_inline const struct ls_eh_row *eh_find(const struct ls_eh_proc *p, __u64 pc,
+						       __u32 *missed)
+{
+	__u32 slot = (__u32)((pc * 0x9e3779b97f4a7c15ull) >> (64 - EH_CACHE_BITS)), mi = 0, idx = 0;
+	struct eh_hint *h = bpf_map_lookup_elem(&eh_cache, &slot);
+	const struct ls_eh_row *r;
+	const struct ls_eh_map *m;
+
+	if (h && (r = eh_hit(p, h, pc)))
+		return r;
+	m = eh_map(p, pc, &mi);
+	if (!m) {
+		*missed = 1;
+		return NULL;
+	}
+	r = eh_row(m, pc, &idx);
+	if (r && h) {
+		h->pc = pc;
+		h->map = mi;
+		h->row = idx;
+	}
+	return r;
 }
 
 /* A stack's hash (FNV-1a 64 over the pid, then each address): its seed,
@@ -191,8 +272,7 @@ static long eh_step(__u32 i, void *arg)
 {
 	struct eh_walk *w = arg;
 	__u64 ip = w->ip, look, cfa = 0, ra;
-	const struct ls_eh_row *r = NULL;
-	const struct ls_eh_map *m;
+	const struct ls_eh_row *r;
 
 	if (!ip || ip >> 47 || w->n >= LS_STACK_DEPTH) {
 		if (w->n >= LS_STACK_DEPTH)
@@ -204,11 +284,7 @@ static long eh_step(__u32 i, void *arg)
 	w->hash = eh_hash_step(w->hash, ip);
 	/* a return address is past its call: the call's own row is before it */
 	look = i ? ip - 1 : ip;
-	m = eh_map(w->proc, look);
-	if (m)
-		r = eh_row(m, look);
-	else
-		w->missed = 1;
+	r = eh_find(w->proc, look, &w->missed);
 	if (r && r->kind == LS_EH_ROOT) {
 		w->status = LS_UNWIND_OK;
 		return 1;
