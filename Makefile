@@ -60,7 +60,7 @@ TOOLS += $(BUILD)/liblatsplit-cupti.so $(BUILD)/cupti-emit
 UNIT_CUPTI := $(BUILD)/tests/test_cupti
 endif
 endif
-BENCH_BINS := $(BUILD)/bench-capture $(BUILD)/gen-capture $(BUILD)/bench-symbolize
+BENCH_BINS := $(BUILD)/bench-capture $(BUILD)/gen-capture $(BUILD)/bench-symbolize $(BUILD)/syscall-loop
 
 # `make V=1` shows the full commands.
 Q := $(if $(V),,@)
@@ -236,6 +236,10 @@ $(BUILD)/gen-capture: tests/bench/gen_capture.c $(BUILD)/user/core/capture.o $(B
 $(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/core/capture.o $(BUILD)/user/core/columns.o $(BUILD)/user/core/redact.o $(BUILD)/user/core/http.o $(BUILD)/user/core/symbolize.o $(BUILD)/user/core/procfile.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread $(CORE_LIBS)
+
+$(BUILD)/syscall-loop: tests/bench/syscall_loop.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $<
 
 # deps first, then the build in a second make: with -j the prerequisites of
 # one target may run in parallel, and nothing may build before gcc exists.

@@ -287,6 +287,28 @@ echo "uprobe cost per SSL_read/SSL_write call (entry + return probe, payload cop
 goal "TLS uprobe cost per SSL call (ns)" "printed, no target" "$tls_call" "-"
 
 echo
+echo "== what a recording costs the host's other processes: getppid(2) in a loop by a process latsplit"
+echo "   does not track (tests/bench/syscall_loop.c, 5 M calls), untraced vs under \`record\` defaults"
+echo "   (an idle tracked port), 3 alternated rounds. Every syscall on the host passes the raw syscall"
+echo "   tracepoints while socket I/O is followed (--no-sock: not attached)"
+for round in 1 2 3; do
+  a=$($B/syscall-loop 5000000)
+  $B/latsplit record -o $T/tax.data --port 18599 2>$T/tax.log & rp=$!
+  for i in $(seq 200); do grep -q recording $T/tax.log && break; sleep 0.05; done
+  b=$($B/syscall-loop 5000000)
+  kill -INT $rp; wait $rp
+  $B/latsplit record --no-sock -o $T/tax.data --port 18599 2>$T/tax.log & rp=$!
+  for i in $(seq 200); do grep -q recording $T/tax.log && break; sleep 0.05; done
+  c=$($B/syscall-loop 5000000)
+  kill -INT $rp; wait $rp
+  printf "round %d: untraced %6.1f ns | recorded --no-sock %6.1f ns | recorded %6.1f ns per syscall: +%.1f ns\n" \
+    $round $a $c $b "$(awk -v a=$a -v b=$b 'BEGIN {print b - a}')" | tee -a $T/tax.rounds
+done
+tax=$(awk '{v = $(NF - 1); sub(/^[+]/, "", v); print v}' $T/tax.rounds | sort -n | sed -n 2p)
+echo "added to each syscall of an untracked process by the default recording: $tax ns (median)"
+goal "syscall tax on untracked processes (ns per syscall, median)" "printed, no target" "$tax" "-"
+
+echo
 echo "== client latency on the vLLM-shaped engine (tools/vllm-shaped, 3 ms steps, 4 running), untraced vs"
 echo "   the default recording, open-loop load at 50% and 90% of its saturation rate, 4 alternated rounds"
 echo "   of 8 s each; percentiles over every request of the 4 rounds pooled (one 8 s round's p99 is its"
