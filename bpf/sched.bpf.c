@@ -43,28 +43,28 @@ static __always_inline void kstack_count(__u32 k, __u64 v)
 		*c += v;
 }
 
-/* next, switched in, ends its block (its storage s says when it began):
- * its kernel stack when the block was long enough, in a record stamped
- * before the switch's own. */
-static __always_inline void block_ended(struct task_struct *next, struct io_inflight *s,
-					__u32 tgid, __u32 tid)
+/* next, switched in at `now`, ends its block (its storage s says when it
+ * began): its kernel stack when the block was long enough, in a record
+ * stamped before the switch's own. True when it took the stack (the
+ * switch's record is then stamped after it, not at `now`). */
+static __always_inline bool block_ended(struct task_struct *next, struct io_inflight *s,
+					__u32 tgid, __u32 tid, __u64 now)
 {
-	__u64 out = s->kblock_ts, now;
+	__u64 out = s->kblock_ts;
 	struct ls_ev_block_kstack *e;
 	__s32 kid;
 
 	s->kblock_ts = 0;
-	now = bpf_ktime_get_ns();
 	if (now - out < kstack_min_ns) {
 		kstack_count(0, 1);
 		kstack_count(1, now - out);
-		return;
+		return false;
 	}
 	kid = eh_task_kstack(next); /* a new stack's record goes first */
 	kstack_count(2, 1);
 	e = reserve(sizeof(*e));
 	if (!e)
-		return;
+		return true;
 	fill_hdr(&e->h, LS_EV_BLOCK_KSTACK, sizeof(*e));
 	e->h.pid = tgid;
 	e->h.tid = tid;
@@ -72,6 +72,7 @@ static __always_inline void block_ended(struct task_struct *next, struct io_infl
 	e->kstack = kid;
 	e->pad = 0;
 	submit(e);
+	return true;
 }
 
 /* A task's comm into dst (16 bytes): two loads through a BTF pointer (the
@@ -103,15 +104,18 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 	 * neither measures time asleep in writes (the loader says so) nor
 	 * defers kernel stacks. */
 	struct io_inflight *ps = NULL, *ns = NULL;
+	bool late = false; /* the switch's record stamped after a kernel stack's */
 	__s64 state;
+	__u64 now;
 
 	if (!prev_tracked && !next_tracked)
 		return 0;
+	now = bpf_ktime_get_ns(); /* one clock read for all below */
 	state = task_state(prev, btf);
 	if (btf && next_tracked && (want_io || defer)) {
 		ns = bpf_task_storage_get(&io_inflight, next, 0, 0);
 		if (ns && defer && ns->kblock_ts)
-			block_ended(next, ns, next_tgid, KREAD(btf, next, pid));
+			late = block_ended(next, ns, next_tgid, KREAD(btf, next, pid), now);
 	}
 	/* Time asleep inside a socket write: the send buffer was full. */
 	if (btf && prev_tracked && state != 0 && (want_io || defer)) {
@@ -119,16 +123,16 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 		ps = bpf_task_storage_get(&io_inflight, prev, 0,
 					  defer ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 		if (want_io && ps && ps->ts_enter && ps->dir == LS_IO_OUT)
-			ps->off_start = bpf_ktime_get_ns();
+			ps->off_start = now;
 	}
 	if (want_io && ns && ns->ts_enter && ns->off_start) {
-		ns->blocked_ns += bpf_ktime_get_ns() - ns->off_start;
+		ns->blocked_ns += now - ns->off_start;
 		ns->off_start = 0;
 	}
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
-	fill_hdr(&e->h, LS_EV_SCHED_SWITCH, sizeof(*e));
+	fill_hdr_at(&e->h, LS_EV_SCHED_SWITCH, sizeof(*e), late ? bpf_ktime_get_ns() : now);
 	e->h.pid = prev_tgid;
 	e->h.tid = KREAD(btf, prev, pid);
 	e->next_pid = next_tgid;
