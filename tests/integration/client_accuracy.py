@@ -26,7 +26,7 @@ Prints the error table and one PASS/FAIL line per check.
 import json
 import sys
 
-from client_marks import start_late
+from client_marks import waits
 
 name, rep_path, lg_path = sys.argv[1:4]
 opts = sys.argv[4:]
@@ -56,8 +56,8 @@ for xrid, c in client.items():
     tcomps = [v for v in r["ttft_components"].values() if v is not None]
     if sum(comps) != r["total_ns"] or (r["ttft_ns"] is not None and sum(tcomps) != r["ttft_ns"]):
         sums_bad.append(xrid)
-    rng = {"total_ns": (c["total_ns"] - c.get("end_wait_ns", 0) - start_late(c), c["total_ns"]),
-           "ttft_ns": (c["ttft_ns"] - c.get("first_wait_ns", 0) - start_late(c), c["ttft_ns"])}
+    rng = {"total_ns": (c["total_ns"] - waits(c, "total_ns"), c["total_ns"]),
+           "ttft_ns": (c["ttft_ns"] - waits(c, "ttft_ns"), c["ttft_ns"])}
     for k, (lo, hi) in ([] if inner else rng.items()):
         got = r.get(k)
         if got is None:

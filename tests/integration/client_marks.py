@@ -11,3 +11,15 @@ def start_late(c):
     softirqs to ksoftirqd while connect() sleeps, a wait no run_delay
     counts)."""
     return max(c.get("start_wait_ns", 0), c.get("connect_ns", 0))
+
+
+# the client's CPU wait before each of its later marks
+_MARK_WAIT = {"total_ns": "end_wait_ns", "ttft_ns": "first_wait_ns"}
+
+
+def waits(c, k):
+    """How much of the client's quantity k (total_ns or ttft_ns) may be
+    the client's own: start_late, and its CPU waits before that mark
+    (end_wait_ns, first_wait_ns: a mark taken after such a wait is late by
+    it). A server-side time may be shorter than the client's by this."""
+    return start_late(c) + c.get(_MARK_WAIT[k], 0)

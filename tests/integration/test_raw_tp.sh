@@ -29,7 +29,7 @@ python3 - "$T/rep.jsonl" "$T/dump.jsonl" "$T/lg.jsonl" "$T/rec.log" $EPID "$ROOT
 import json, sys
 rep, dump, lg, reclog, epid = sys.argv[1:6]
 sys.path.insert(0, sys.argv[6])
-from client_marks import start_late
+from client_marks import waits
 epid = int(epid)
 def res(n, c, d): print(("PASS " if c else "FAIL ") + n + ": " + d)
 log = open(reclog).read()
@@ -64,9 +64,9 @@ res("raw_tp.fields", sw and len(named) == len(sw) and pr and len(sane) == len(pr
 by_id = {c["x_request_id"]: c for c in good}
 pairs = [(by_id[r["x_request_id"]], r) for r in ok if r.get("x_request_id") in by_id and r.get("ttft_ns")]
 diffs = [c["ttft_ns"] - r["ttft_ns"] for c, r in pairs]
-bad = [(r["x_request_id"], round(d / 1e6, 3), round((c.get("first_wait_ns", 0) + start_late(c)) / 1e6, 3))
+bad = [(r["x_request_id"], round(d / 1e6, 3), round(waits(c, "ttft_ns") / 1e6, 3))
        for d, (c, r) in zip(diffs, pairs)
-       if not (-100_000 <= d <= max(2_000_000, 0.2 * r["ttft_ns"]) + c.get("first_wait_ns", 0) + start_late(c))]
+       if not (-100_000 <= d <= max(2_000_000, 0.2 * r["ttft_ns"]) + waits(c, "ttft_ns"))]
 res("raw_tp.client_ttft", diffs and len(diffs) == len(ok) and not bad,
     f"{len(diffs)} requests matched; client minus latsplit TTFT median "
     f"{sorted(diffs)[len(diffs) // 2] / 1e6 if diffs else 0:.3f} ms, {len(bad)} outside "

@@ -31,7 +31,7 @@ one PASS/FAIL line per check.
 import json
 import sys
 
-from client_marks import start_late
+from client_marks import waits
 
 name, rep_path, truth_path, lg_path = sys.argv[1:5]
 info = {sys.argv[i + 1] for i in range(5, len(sys.argv) - 1) if sys.argv[i] == "--info"}
@@ -62,8 +62,8 @@ for xrid, c in client.items():
     sched_hi = t.get("scheduled_hi", t["scheduled"])
     rng = {"queueing.engine": (t["scheduled"] - recv_hi, sched_hi - t["core_recv"]),
            "frontend_ns": (t["core_recv"] - api[xrid]["http_read"], recv_hi - api[xrid]["http_read"]),
-           "total_ns": (c["total_ns"] - c.get("end_wait_ns", 0) - start_late(c), c["total_ns"]),
-           "ttft_ns": (c["ttft_ns"] - c.get("first_wait_ns", 0) - start_late(c), c["ttft_ns"])}
+           "total_ns": (c["total_ns"] - waits(c, "total_ns"), c["total_ns"]),
+           "ttft_ns": (c["ttft_ns"] - waits(c, "ttft_ns"), c["ttft_ns"])}
     got = {"queueing.engine": r["sub"].get("queueing.engine"), "frontend_ns": r.get("frontend_ns"),
            "total_ns": r["total_ns"], "ttft_ns": r["ttft_ns"]}
     for k, (ab, rel) in checks.items():
