@@ -266,15 +266,14 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 	return id;
 }
 
-/* Header for a record about the current task. */
 /* Field f of kernel object p: a plain load through a BTF pointer (tp_btf
  * programs: btf true), else a CO-RE probe read (raw_tp programs). btf is a
  * constant at each inlined call site, so each program holds one of the two;
  * a probe read is a helper call, a load one instruction. */
 #define KREAD(btf, p, f) ((btf) ? (p)->f : BPF_CORE_READ(p, f))
 
-/* ...stamped ts (a time the program already read: a clock read costs
- * ~70 ns on the VMs we test on) */
+/* Header for a record about the current task, stamped ts: a time the
+ * program already read (a clock read costs ~70 ns on the VMs we test on). */
 static __always_inline void fill_hdr_at(struct ls_hdr *h, __u16 type, __u16 size, __u64 ts)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -287,7 +286,7 @@ static __always_inline void fill_hdr_at(struct ls_hdr *h, __u16 type, __u16 size
 	h->tid = (__u32)id;
 }
 
-/* ...stamped now */
+/* The same, stamped now. */
 static __always_inline void fill_hdr(struct ls_hdr *h, __u16 type, __u16 size)
 {
 	fill_hdr_at(h, type, size, bpf_ktime_get_ns());

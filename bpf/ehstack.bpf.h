@@ -150,22 +150,30 @@ static __always_inline __u32 eh_page(__u32 at)
 	return v ? *v : 0;
 }
 
+/* pc's address in m's file (what rows are keyed by) into *rel; false where
+ * m's rows cannot hold it (outside 32 bits, or before the bucketed text) */
+static __always_inline bool eh_rel(const struct ls_eh_map *m, __u64 pc, __u32 *rel)
+{
+	if (pc < m->bias || pc - m->bias > 0xffffffffull)
+		return false;
+	*rel = (__u32)(pc - m->bias);
+	return !m->npages || *rel >= m->text;
+}
+
 /* The row for pc in map m: the last row at or before it (its index in
  * eh_rows to *idx). NULL: none. */
 static __always_inline const struct ls_eh_row *eh_row(const struct ls_eh_map *m, __u64 pc,
 						      __u32 *idx)
 {
 	struct eh_search s = {.lo = 0, .hi = m->nrows, .base = m->row};
-	__u32 at, rel;
+	__u32 at, rel = 0;
 
-	if (pc < m->bias || pc - m->bias > 0xffffffffull)
+	if (!eh_rel(m, pc, &rel))
 		return NULL;
-	s.key = rel = (__u32)(pc - m->bias);
+	s.key = rel;
 	if (m->npages) { /* the bucket's rows only */
 		__u32 k;
 
-		if (rel < m->text)
-			return NULL;
 		k = (rel - m->text) >> LS_EH_PAGE_SHIFT;
 		if (k >= m->npages)
 			k = m->npages - 1;
@@ -207,16 +215,15 @@ static __always_inline const struct ls_eh_row *eh_hit(const struct ls_eh_proc *p
 {
 	const struct ls_eh_row *r, *next;
 	const struct ls_eh_map *m;
-	__u32 at = h->row, end, rel;
+	__u32 at = h->row, end, rel = 0;
 
 	if (h->pc != pc || h->map >= p->n || h->map >= LS_EH_MAPS)
 		return NULL;
 	m = &p->m[h->map & (LS_EH_MAPS - 1)];
-	if (pc < m->start || pc >= m->end || pc < m->bias || pc - m->bias > 0xffffffffull)
+	if (pc < m->start || pc >= m->end || !eh_rel(m, pc, &rel))
 		return NULL;
-	rel = (__u32)(pc - m->bias);
 	end = m->row + m->nrows;
-	if ((m->npages && rel < m->text) || at < m->row || at >= end)
+	if (at < m->row || at >= end)
 		return NULL;
 	r = bpf_map_lookup_elem(&eh_rows, &at);
 	if (!r || r->pc > rel)
