@@ -291,16 +291,14 @@ echo "== what a recording costs the host's other processes: getppid(2) in a loop
 echo "   does not track (tests/bench/syscall_loop.c, 5 M calls), untraced vs under \`record\` defaults"
 echo "   (an idle tracked port), 3 alternated rounds. Every syscall on the host passes the raw syscall"
 echo "   tracepoints while socket I/O is followed (--no-sock: not attached)"
+taxrec() { # ARGS...: ns per getppid under record --port (an idle port) ARGS
+  $B/latsplit record -o $T/tax.data --port 18599 "$@" 2>$T/tax.log & local rp=$!
+  for i in $(seq 200); do grep -q recording $T/tax.log && break; sleep 0.05; done
+  $B/syscall-loop 5000000
+  kill -INT $rp; wait $rp
+}
 for round in 1 2 3; do
-  a=$($B/syscall-loop 5000000)
-  $B/latsplit record -o $T/tax.data --port 18599 2>$T/tax.log & rp=$!
-  for i in $(seq 200); do grep -q recording $T/tax.log && break; sleep 0.05; done
-  b=$($B/syscall-loop 5000000)
-  kill -INT $rp; wait $rp
-  $B/latsplit record --no-sock -o $T/tax.data --port 18599 2>$T/tax.log & rp=$!
-  for i in $(seq 200); do grep -q recording $T/tax.log && break; sleep 0.05; done
-  c=$($B/syscall-loop 5000000)
-  kill -INT $rp; wait $rp
+  a=$($B/syscall-loop 5000000); b=$(taxrec); c=$(taxrec --no-sock)
   printf "round %d: untraced %6.1f ns | recorded --no-sock %6.1f ns | recorded %6.1f ns per syscall: +%.1f ns\n" \
     $round $a $c $b "$(awk -v a=$a -v b=$b 'BEGIN {print b - a}')" | tee -a $T/tax.rounds
 done
