@@ -21,9 +21,10 @@
 
 #define LS_FILE_MAGIC "LATSPLT\x01"
 /* 2: frames may be column-transformed (LS_FRAME_F_COLUMNS, user/core/
- * columns.h); 3: and field-predicted (LS_FRAME_F_PREDICT); versions 1 and 2
- * are still read */
-#define LS_FILE_VERSION 3
+ * columns.h); 3: and field-predicted (LS_FRAME_F_PREDICT); 4: and have
+ * their constant columns elided (LS_FRAME_F_CONST); versions 1 to 3 are
+ * still read */
+#define LS_FILE_VERSION 4
 #define LS_FILE_VERSION_MIN 1
 #define LS_FRAME_MAGIC 0x52465346u /* "FSFR" little-endian */
 #define LS_FRAME_F_LAST 1
@@ -33,6 +34,9 @@
 /* the records went through the field prediction before the column transform
  * (only with LS_FRAME_F_COLUMNS; version 3 on) */
 #define LS_FRAME_F_PREDICT 4
+/* the column-transformed records' constant columns are one byte each;
+ * raw_len is the elided length (only with LS_FRAME_F_COLUMNS; version 4 on) */
+#define LS_FRAME_F_CONST 8
 
 /* Largest raw block a frame may hold; bigger is treated as corruption. */
 #define LS_FRAME_MAX_RAW (16u << 20)

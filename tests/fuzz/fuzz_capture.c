@@ -138,9 +138,10 @@ out:
 
 /* Header + one frame holding `raw` (records), every CRC right. mode 2:
  * the records go through the field prediction and the column transform
- * first (as record writes them; raw is changed); mode 4: raw is taken as a
- * transformed frame of `mode >> 3` records (the decoder's own input,
- * fuzzed), field-predicted when that count is odd. */
+ * first (as record writes them, constant columns elided; raw is changed);
+ * mode 4: raw is taken as a transformed frame of `mode >> 3` records (the
+ * decoder's own input, fuzzed), field-predicted when that count is odd,
+ * elided when its bit 1 is set. */
 static unsigned char *wrap(uint8_t *raw, size_t n, size_t *len, int mode)
 {
 	struct ls_file_hdr h;
@@ -162,6 +163,7 @@ static unsigned char *wrap(uint8_t *raw, size_t n, size_t *len, int mode)
 		bool predicted = !ls_predict_encode(raw, n, nrec);
 		unsigned char *enc = malloc(ls_columns_bound(n, nrec));
 		size_t elen = enc ? ls_columns_encode(raw, n, nrec, enc) : 0;
+		size_t klen = elen ? ls_columns_elide(enc, elen, nrec) : 0;
 		if (elen) {
 			unsigned char *o2 = realloc(out, sizeof(h) + sizeof(f) + compressBound(elen));
 			if (!o2) {
@@ -172,8 +174,9 @@ static unsigned char *wrap(uint8_t *raw, size_t n, size_t *len, int mode)
 			out = o2;
 			clen = compressBound(elen);
 			raw = enc; /* freed below */
-			n = elen;
-			f.flags = LS_FRAME_F_COLUMNS | (predicted ? LS_FRAME_F_PREDICT : 0);
+			n = klen ? klen : elen;
+			f.flags = LS_FRAME_F_COLUMNS | (predicted ? LS_FRAME_F_PREDICT : 0) |
+				  (klen ? LS_FRAME_F_CONST : 0);
 		} else {
 			free(enc);
 			if (predicted)
@@ -181,7 +184,8 @@ static unsigned char *wrap(uint8_t *raw, size_t n, size_t *len, int mode)
 		}
 	} else if (mode & 4) {
 		nrec = (__u32)(mode >> 3);
-		f.flags = LS_FRAME_F_COLUMNS | (nrec & 1 ? LS_FRAME_F_PREDICT : 0);
+		f.flags = LS_FRAME_F_COLUMNS | (nrec & 1 ? LS_FRAME_F_PREDICT : 0) |
+			  (nrec & 2 ? LS_FRAME_F_CONST : 0);
 	}
 	ls_file_hdr_init(&h, 0, NULL);
 	h.track_all = n & 1;

@@ -1,7 +1,8 @@
 """Writes a capture's bytes as they would sit in memory: the file header,
 then every frame's records decompressed (include/latsplit/capture.h), and
 for column-transformed frames (LS_FRAME_F_COLUMNS) laid back out record by
-record, and field-predicted ones (LS_FRAME_F_PREDICT) given their fields
+record (their constant columns, LS_FRAME_F_CONST, whole again first), and
+field-predicted ones (LS_FRAME_F_PREDICT) given their fields
 back, by this file's own reading of user/core/columns.h (a secret spread
 over byte columns would not be found by a grep). For tests that grep what a
 capture holds, below any latsplit output.
@@ -16,6 +17,29 @@ FRAME = struct.Struct("<IHHIIIIQQQII")
 MAGIC = 0x52465346
 COLUMNS = 2
 PREDICT = 4
+CONST = 8
+
+
+def unelide(b, nrec):
+    """A frame with its constant columns elided (LS_FRAME_F_CONST) with
+    them whole again: each group's columns in order, a constant one as one
+    byte, then each group's bitmap (ceil(size / 8) bytes; bit i % 8 of byte
+    i / 8: column i is one byte)."""
+    ngroups = struct.unpack_from("<H", b, 0)[0]
+    at = 2 + nrec + 8 * ngroups
+    groups = [struct.unpack_from("<HHI", b, 2 + nrec + 8 * g)[1:] for g in range(ngroups)]
+    bits = len(b) - sum((size + 7) // 8 for size, _ in groups)
+    out = bytearray(b[:at])
+    for size, count in groups:
+        for i in range(size):
+            if b[bits + i // 8] >> (i % 8) & 1:
+                out += b[at:at + 1] * count
+                at += 1
+            else:
+                out += b[at:at + count]
+                at += count
+        bits += (size + 7) // 8
+    return bytes(out)
 
 
 def uncolumn(b, nrec):
@@ -118,6 +142,8 @@ def frames(data):
             continue
         at += FRAME.size
         raw = zlib.decompress(data[at:at + comp_len])
+        if flags & CONST:
+            raw = unelide(raw, nrec)
         records = uncolumn(raw, nrec) if flags & COLUMNS else raw
         yield unpredict(records) if flags & PREDICT else records
         at += comp_len

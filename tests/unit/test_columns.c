@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
@@ -203,6 +204,18 @@ static void test_malformed_input(void **state)
 	assert_int_equal(ls_columns_encode(in, 24, 2, enc), 0); /* records missing */
 }
 
+/* A copy of the first len bytes of b, byte `at` (when < len) XORed with
+ * 0x5a: a damaged frame for the decoder. */
+static unsigned char *damaged(const unsigned char *b, size_t len, size_t at)
+{
+	unsigned char *t = malloc(len ? len : 1);
+
+	memcpy(t, b, len);
+	if (at < len)
+		t[at] ^= 0x5a;
+	return t;
+}
+
 /* Every single-byte corruption of the header and index, and every
  * truncation, is refused or decodes to records of the declared kinds; the
  * decoder never writes past outlen (ASan watches). */
@@ -216,15 +229,12 @@ static void test_damage(void **state)
 	(void)state;
 
 	for (size_t cut = 0; cut < elen; cut += 1 + cut / 7) {
-		unsigned char *t = malloc(cut ? cut : 1);
-		memcpy(t, enc, cut);
+		unsigned char *t = damaged(enc, cut, cut);
 		assert_int_equal(ls_columns_decoded_len(t, cut, n), 0);
 		free(t);
 	}
 	for (size_t at = 0; at < 2 + n + 5 * 8; at++) {
-		unsigned char *t = malloc(elen);
-		memcpy(t, enc, elen);
-		t[at] ^= 0x5a;
+		unsigned char *t = damaged(enc, elen, at);
 		size_t dl = ls_columns_decoded_len(t, elen, n);
 		if (dl && dl <= 16u << 20) {
 			unsigned char *out = malloc(dl);
@@ -238,6 +248,143 @@ static void test_damage(void **state)
 	assert_int_equal(ls_columns_decoded_len(enc, elen, n - 1), 0);
 	free(in);
 	free(enc);
+}
+
+/* ls_columns_elide as columns.h states it, one column at a time: the
+ * encoded frame's header, each constant column (a group of two records or
+ * more, one byte value throughout) as that byte, others whole, then the
+ * bitmaps. Returns the length; what the encoder must produce byte for byte. */
+static size_t reference_elide(const unsigned char *enc, size_t elen, uint32_t nrec, unsigned char *out)
+{
+	uint16_t ng;
+	size_t hdr, at, w, nb = 0;
+	static unsigned char bits[255 * 8192];
+
+	memset(bits, 0, sizeof(bits));
+
+	memcpy(&ng, enc, 2);
+	hdr = 2 + nrec + 8 * (size_t)ng;
+	memcpy(out, enc, hdr);
+	at = w = hdr;
+	for (int g = 0; g < ng; g++) {
+		uint16_t size;
+		uint32_t count;
+
+		memcpy(&size, enc + 2 + nrec + 8 * g + 2, 2);
+		memcpy(&count, enc + 2 + nrec + 8 * g + 4, 4);
+		for (size_t i = 0; i < size; i++, at += count) {
+			bool same = count > 1;
+			for (uint32_t t = 1; t < count && same; t++)
+				same = enc[at + t] == enc[at];
+			if (same) {
+				bits[nb + i / 8] |= (unsigned char)(1u << (i % 8));
+				out[w++] = enc[at];
+			} else {
+				memcpy(out + w, enc + at, count);
+				w += count;
+			}
+		}
+		nb += (size + 7u) / 8;
+	}
+	assert_int_equal(at, elen);
+	memcpy(out + w, bits, nb);
+	return w + nb;
+}
+
+/* Frames from all-random to mostly constant (a payload every record
+ * repeats): elided exactly as the reference says, then expanded back to the
+ * encoded frame byte for byte and decoded to the records. */
+static void elide_roundtrip(uint32_t n, int kinds, int constant_pct)
+{
+	uint64_t seed = 0x2545f4914f6cdd1dull + n + (uint64_t)kinds * 131 + (uint64_t)constant_pct;
+	size_t cap = (size_t)n * 88 + 64;
+	unsigned char *in = malloc(cap), *enc = malloc(ls_columns_bound(cap, n)),
+		      *ref = malloc(ls_columns_bound(cap, n)), *whole, *out = malloc(cap);
+	size_t len = make_frame(in, cap, n, kinds, &seed), elen, klen, rlen;
+
+	/* bytes 24.. of each record: a share the same in every record */
+	for (size_t p = 0; p < len;) {
+		struct ls_hdr h;
+		memcpy(&h, in + p, sizeof(h));
+		for (size_t b = sizeof(h); b < h.size; b++)
+			if ((int)(b * 37 % 100) < constant_pct)
+				in[p + b] = (unsigned char)(b * 7);
+		p += h.size;
+	}
+	elen = ls_columns_encode(in, len, n, enc);
+	assert_int_not_equal(elen, 0);
+	rlen = reference_elide(enc, elen, n, ref);
+	whole = malloc(elen);
+	memcpy(whole, enc, elen);
+	klen = ls_columns_elide(enc, elen, n);
+	if (!klen) { /* nothing to gain: unchanged */
+		assert_true(rlen >= elen);
+		assert_memory_equal(enc, whole, elen);
+	} else {
+		assert_int_equal(klen, rlen);
+		assert_true(klen < elen);
+		assert_memory_equal(enc, ref, klen);
+		assert_int_equal(ls_columns_expanded_len(enc, klen, n), elen);
+		memset(out, 0xee, cap);
+		assert_int_equal(ls_columns_expand(enc, klen, n, out, elen), 0);
+		assert_memory_equal(out, whole, elen);
+		assert_int_equal(ls_columns_decode(out, elen, n, ref, len), 0);
+		assert_memory_equal(ref, in, len);
+	}
+	free(in);
+	free(enc);
+	free(ref);
+	free(whole);
+	free(out);
+}
+
+static void test_elide_roundtrip(void **state)
+{
+	(void)state;
+	elide_roundtrip(1, 1, 100); /* one record: nothing to gain */
+	elide_roundtrip(2, 1, 0);
+	elide_roundtrip(7, 3, 50);
+	elide_roundtrip(1000, 1, 0);
+	elide_roundtrip(1000, 1, 90);
+	elide_roundtrip(5000, 40, 60);
+	elide_roundtrip(20000, 255, 100);
+}
+
+/* An elided frame cut anywhere, or with any byte of its header or bitmaps
+ * changed, is refused or expands within outlen (ASan watches); a wrong
+ * record count or a whole (not elided) frame is refused. */
+static void test_elide_damage(void **state)
+{
+	uint64_t seed = 99;
+	uint32_t n = 300;
+	size_t cap = n * 88 + 64;
+	unsigned char *in = malloc(cap), *enc = malloc(ls_columns_bound(cap, n)), *out;
+	size_t len = make_frame(in, cap, n, 5, &seed), elen = ls_columns_encode(in, len, n, enc), klen;
+	(void)state;
+
+	out = malloc(elen);
+	klen = ls_columns_elide(enc, elen, n);
+	assert_int_not_equal(klen, 0); /* the type bytes make constant columns */
+	for (size_t cut = 0; cut < klen; cut += 1 + cut / 7) {
+		unsigned char *t = damaged(enc, cut, cut);
+		assert_int_equal(ls_columns_expanded_len(t, cut, n), 0);
+		free(t);
+	}
+	for (size_t at = 0; at < klen; at += at < 2 + n + 5 * 8 || at + 64 > klen ? 1 : 97) {
+		unsigned char *t = damaged(enc, klen, at);
+		size_t xl = ls_columns_expanded_len(t, klen, n);
+		if (xl && xl <= 16u << 20) {
+			unsigned char *x = malloc(xl);
+			assert_int_equal(ls_columns_expand(t, klen, n, x, xl), 0);
+			free(x);
+		}
+		free(t);
+	}
+	assert_int_equal(ls_columns_expanded_len(enc, klen, n - 1), 0);
+	assert_int_equal(ls_columns_expand(enc, klen, n, out, elen - 1), -EBADMSG);
+	free(in);
+	free(enc);
+	free(out);
 }
 
 /* A frame of the kinds prediction touches (sock_io with payload, tcp_probe,
@@ -433,6 +580,8 @@ int main(void)
 		cmocka_unit_test(test_too_many_kinds),
 		cmocka_unit_test(test_malformed_input),
 		cmocka_unit_test(test_damage),
+		cmocka_unit_test(test_elide_roundtrip),
+		cmocka_unit_test(test_elide_damage),
 		cmocka_unit_test(test_predict_roundtrip),
 		cmocka_unit_test(test_predict_fields),
 		cmocka_unit_test(test_predict_malformed),

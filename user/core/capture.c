@@ -232,8 +232,9 @@ static int write_frame(struct ls_writer *w, struct block *b)
 	uLongf zlen = w->zcap;
 	bool predicted = w->cbuf && !ls_predict_encode(b->buf, b->len, b->nrec);
 	size_t clen = w->cbuf ? ls_columns_encode(b->buf, b->len, b->nrec, w->cbuf) : 0;
+	size_t elen = clen ? ls_columns_elide(w->cbuf, clen, b->nrec) : 0;
 	const unsigned char *raw = clen && clen <= LS_FRAME_MAX_RAW ? w->cbuf : b->buf;
-	size_t rawlen = raw == w->cbuf ? clen : b->len;
+	size_t rawlen = raw == w->cbuf ? (elen ? elen : clen) : b->len;
 	int err;
 
 	/* a plain frame holds the records as they are (should the undo find no
@@ -246,6 +247,7 @@ static int write_frame(struct ls_writer *w, struct block *b)
 	memset(&fh, 0, sizeof(fh));
 	fh.magic = LS_FRAME_MAGIC;
 	fh.flags = (b->last ? LS_FRAME_F_LAST : 0) | (raw == w->cbuf ? LS_FRAME_F_COLUMNS : 0) |
+		   (raw == w->cbuf && elen ? LS_FRAME_F_CONST : 0) |
 		   (predicted ? LS_FRAME_F_PREDICT : 0);
 	fh.comp_len = zlen;
 	fh.raw_len = rawlen;
@@ -483,6 +485,8 @@ struct ls_reader {
 	unsigned char *raw;   /* current frame, decompressed */
 	unsigned char *cols;  /* a column-transformed frame before decoding */
 	size_t colscap;
+	unsigned char *whole; /* an elided one's columns whole again */
+	size_t wholecap;
 	size_t raw_len, raw_off;
 	__u32 raw_nrec, raw_seen;
 	__u64 cur_span;
@@ -670,10 +674,11 @@ static bool unzip(struct ls_reader *r, unsigned char *dst, uLongf *dstlen,
 static bool inflate_frame(struct ls_reader *r, const struct ls_frame_hdr *fh,
 			  const unsigned char *data, uLongf *rawlen)
 {
-	size_t n;
+	const unsigned char *cols;
+	size_t n, clen;
 
 	if (!(fh->flags & LS_FRAME_F_COLUMNS) || r->hdr.version < 2)
-		return !(fh->flags & (LS_FRAME_F_COLUMNS | LS_FRAME_F_PREDICT)) &&
+		return !(fh->flags & (LS_FRAME_F_COLUMNS | LS_FRAME_F_PREDICT | LS_FRAME_F_CONST)) &&
 		       (r->raw = realloc(r->raw, fh->raw_len ? fh->raw_len : 1)) &&
 		       unzip(r, r->raw, rawlen, data, fh->comp_len) &&
 		       *rawlen == fh->raw_len;
@@ -686,9 +691,28 @@ static bool inflate_frame(struct ls_reader *r, const struct ls_frame_hdr *fh,
 	}
 	if (!unzip(r, r->cols, rawlen, data, fh->comp_len) || *rawlen != fh->raw_len)
 		return false;
-	n = ls_columns_decoded_len(r->cols, fh->raw_len, fh->nrec);
+	cols = r->cols;
+	clen = fh->raw_len;
+	if (fh->flags & LS_FRAME_F_CONST) {
+		/* whole columns: the records (at most LS_FRAME_MAX_RAW) and the
+		 * header (a byte per record, 8 per group) */
+		clen = r->hdr.version < 4 ? 0 : ls_columns_expanded_len(cols, fh->raw_len, fh->nrec);
+		if (!clen || clen > 2 * (size_t)LS_FRAME_MAX_RAW)
+			return false;
+		if (clen > r->wholecap) {
+			unsigned char *c = realloc(r->whole, clen);
+			if (!c)
+				return false;
+			r->whole = c;
+			r->wholecap = clen;
+		}
+		if (ls_columns_expand(cols, fh->raw_len, fh->nrec, r->whole, clen))
+			return false;
+		cols = r->whole;
+	}
+	n = ls_columns_decoded_len(cols, clen, fh->nrec);
 	if (!n || n > LS_FRAME_MAX_RAW || !(r->raw = realloc(r->raw, n)) ||
-	    ls_columns_decode(r->cols, fh->raw_len, fh->nrec, r->raw, n))
+	    ls_columns_decode(cols, clen, fh->nrec, r->raw, n))
 		return false;
 	if ((fh->flags & LS_FRAME_F_PREDICT) &&
 	    (r->hdr.version < 3 || ls_predict_decode(r->raw, n, fh->nrec)))
@@ -864,6 +888,7 @@ void ls_reader_close(struct ls_reader *r)
 		munmap((void *)r->map, r->size);
 	free(r->raw);
 	free(r->cols);
+	free(r->whole);
 	if (r->zs_ok)
 		inflateEnd(&r->zs);
 	free(r);

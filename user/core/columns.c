@@ -48,7 +48,9 @@ static uint64_t rd64(const unsigned char *p)
 
 size_t ls_columns_bound(size_t len, uint32_t nrec)
 {
-	return len + 2 + (size_t)MAX_GROUPS * 8 + nrec;
+	/* the header, and room for ls_columns_elide's bitmaps: a group's is
+	 * ceil(size / 8) bytes and its records hold size bytes at least */
+	return len + 2 + (size_t)MAX_GROUPS * 8 + nrec + len / 8 + MAX_GROUPS;
 }
 
 /* The group of key, added when new; -1 when the table is full. */
@@ -209,8 +211,10 @@ size_t ls_columns_encode(const unsigned char *in, size_t len, uint32_t nrec, uns
 	return base;
 }
 
-/* Parses the group table into g; the decoded length, 0 when damaged. */
-static size_t parse(const unsigned char *in, size_t len, uint32_t nrec, struct group *g, int *ngp)
+/* Parses the group table into g (each group's base as if its columns were
+ * whole, from *hdrp, the table's end); the records' length, 0 when damaged. */
+static size_t parse_head(const unsigned char *in, size_t len, uint32_t nrec, struct group *g,
+			 int *ngp, size_t *hdrp)
 {
 	size_t hdr, total = 0, sum = 0;
 	int ng;
@@ -232,10 +236,19 @@ static size_t parse(const unsigned char *in, size_t len, uint32_t nrec, struct g
 		total += (size_t)g[i].size * g[i].count;
 		sum += g[i].count;
 	}
-	if (sum != nrec || total != len - hdr)
+	if (sum != nrec)
 		return 0;
 	*ngp = ng;
+	*hdrp = hdr;
 	return total;
+}
+
+/* Parses the group table into g; the decoded length, 0 when damaged. */
+static size_t parse(const unsigned char *in, size_t len, uint32_t nrec, struct group *g, int *ngp)
+{
+	size_t hdr, total = parse_head(in, len, nrec, g, ngp, &hdr);
+
+	return total && total == len - hdr ? total : 0;
 }
 
 size_t ls_columns_decoded_len(const unsigned char *in, size_t len, uint32_t nrec)
@@ -322,6 +335,133 @@ int ls_columns_decode(const unsigned char *in, size_t len, uint32_t nrec, unsign
 		if (rd16(rec) != x->type || rd16(rec + 2) != x->size)
 			return -EBADMSG;
 		o += x->size;
+	}
+	return 0;
+}
+
+/* Constant-column elision: see columns.h. */
+
+/* Bytes of the groups' bitmaps: ceil(size / 8) each. */
+static size_t bitmaps_len(const struct group *g, int ng)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < ng; i++)
+		n += (g[i].size + 7u) / 8;
+	return n;
+}
+
+size_t ls_columns_elide(unsigned char *buf, size_t len, uint32_t nrec)
+{
+	struct group g[MAX_GROUPS];
+	size_t hdr, bm, kept = 0, w;
+	unsigned char *bits;
+	int ng;
+
+	if (!parse(buf, len, nrec, g, &ng))
+		return 0;
+	hdr = g[0].base;
+	bm = bitmaps_len(g, ng);
+	bits = calloc(1, bm);
+	if (!bits)
+		return 0;
+	/* which columns are one byte throughout (a group of one record has
+	 * nothing to gain), and what the frame keeps */
+	for (int gi = 0, at = 0; gi < ng; at += (g[gi].size + 7) / 8, gi++) {
+		size_t c = g[gi].count;
+
+		for (size_t i = 0; i < g[gi].size; i++) {
+			const unsigned char *p = buf + g[gi].base + i * c;
+
+			if (c > 1 && p[0] == p[c - 1] && !memcmp(p, p + 1, c - 1)) {
+				bits[at + i / 8] |= (unsigned char)(1u << (i % 8));
+				kept += 1;
+			} else {
+				kept += c;
+			}
+		}
+	}
+	if (hdr + kept + bm >= len) {
+		free(bits);
+		return 0; /* nothing to gain: the frame stays whole */
+	}
+	/* each kept column down to its place (never past where it was read) */
+	w = hdr;
+	for (int gi = 0, at = 0; gi < ng; at += (g[gi].size + 7) / 8, gi++) {
+		size_t c = g[gi].count;
+
+		for (size_t i = 0; i < g[gi].size; i++) {
+			const unsigned char *p = buf + g[gi].base + i * c;
+
+			if (bits[at + i / 8] >> (i % 8) & 1) {
+				buf[w++] = p[0];
+			} else {
+				memmove(buf + w, p, c);
+				w += c;
+			}
+		}
+	}
+	memcpy(buf + w, bits, bm);
+	free(bits);
+	return w + bm;
+}
+
+/* The whole columns' length of an elided frame (its header checked, its
+ * length what its bitmaps say), 0 when damaged; *bitsp: its bitmaps. */
+static size_t elided(const unsigned char *in, size_t len, uint32_t nrec, struct group *g, int *ngp,
+		     const unsigned char **bitsp)
+{
+	size_t hdr, bm, kept = 0, total = parse_head(in, len, nrec, g, ngp, &hdr);
+	const unsigned char *bits;
+
+	if (!total)
+		return 0;
+	bm = bitmaps_len(g, *ngp);
+	if (len - hdr < bm)
+		return 0;
+	bits = in + len - bm;
+	for (int gi = 0, at = 0; gi < *ngp; at += (g[gi].size + 7) / 8, gi++)
+		for (size_t i = 0; i < g[gi].size; i++)
+			kept += bits[at + i / 8] >> (i % 8) & 1 ? 1 : g[gi].count;
+	if (hdr + kept + bm != len)
+		return 0;
+	*bitsp = bits;
+	return hdr + total;
+}
+
+size_t ls_columns_expanded_len(const unsigned char *in, size_t len, uint32_t nrec)
+{
+	struct group g[MAX_GROUPS];
+	const unsigned char *bits;
+	int ng;
+
+	return elided(in, len, nrec, g, &ng, &bits);
+}
+
+int ls_columns_expand(const unsigned char *in, size_t len, uint32_t nrec, unsigned char *out,
+		      size_t outlen)
+{
+	struct group g[MAX_GROUPS];
+	const unsigned char *bits;
+	size_t r, w;
+	int ng;
+
+	if (!outlen || elided(in, len, nrec, g, &ng, &bits) != outlen)
+		return -EBADMSG;
+	r = w = g[0].base;
+	memcpy(out, in, w);
+	for (int gi = 0, at = 0; gi < ng; at += (g[gi].size + 7) / 8, gi++) {
+		size_t c = g[gi].count;
+
+		for (size_t i = 0; i < g[gi].size; i++, w += c) {
+			if (bits[at + i / 8] >> (i % 8) & 1) {
+				memset(out + w, in[r], c);
+				r += 1;
+			} else {
+				memcpy(out + w, in + r, c);
+				r += c;
+			}
+		}
 	}
 	return 0;
 }

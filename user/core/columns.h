@@ -43,6 +43,34 @@ int ls_columns_decode(const unsigned char *in, size_t len, uint32_t nrec, unsign
 		      size_t outlen);
 
 /*
+ * Constant-column elision (LS_FRAME_F_CONST, file version 4), done on an
+ * encoded frame after the column transform and undone before its decoding.
+ * A column that holds one byte value throughout its group (a payload's
+ * header line every request repeats, a field no record changes) is kept as
+ * that one byte: zlib then reads a seventh of the bytes on a busy HTTP
+ * server's frames rather than walking runs. Layout: the encoded header as
+ * above (u16 ngroups, the group bytes, the group table); each group's
+ * columns in order, a constant one as 1 byte, any other whole (count
+ * bytes); then each group's bitmap, ceil(size / 8) bytes, bit i % 8 of byte
+ * i / 8 set when column i is kept as one byte.
+ */
+
+/* Elides the constant columns of the encoded frame buf[0..len) in place
+ * (buf has ls_columns_bound bytes). Returns the new length, or 0 (buf
+ * unchanged) when that would not be shorter or the frame is not one
+ * ls_columns_encode wrote. */
+size_t ls_columns_elide(unsigned char *buf, size_t len, uint32_t nrec);
+
+/* Length of an elided frame with its columns whole again (what
+ * ls_columns_decode takes), or 0 when it does not hold together. */
+size_t ls_columns_expanded_len(const unsigned char *in, size_t len, uint32_t nrec);
+
+/* Undoes ls_columns_elide into out (ls_columns_expanded_len bytes). 0, or
+ * -EBADMSG. */
+int ls_columns_expand(const unsigned char *in, size_t len, uint32_t nrec, unsigned char *out,
+		      size_t outlen);
+
+/*
  * Field prediction (LS_FRAME_F_PREDICT, file version 3), done in place on a
  * frame's records before the column transform and undone after it. A field
  * that follows from another field of its record, or from the frame's last
