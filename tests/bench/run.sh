@@ -12,6 +12,9 @@
 #     run; events/s and bytes/event; where the BPF time goes (per-program
 #     run time from kernel.bpf_stats_enabled);
 #  5. the same on a real server and load generator: nginx + ApacheBench.
+# Both overhead sections also run the load under empty programs on the
+# tracepoints a default recording uses (build/floor-probe): the most any
+# program there could leave the workload, printed beside the goals.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=build
@@ -117,9 +120,17 @@ recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log and
   kill -INT $rp; wait $rp
 }
 events_written() { sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log; }
-declare -a base noeng nosock nostacks offcpu full fullfp agent bpes eprs
+floored() { # CMD...: the command's output under empty programs on record's
+  # tracepoints; 0 (and why, on stderr) when they could not be attached
+  $B/floor-probe $B/floor.bpf.o >$T/floor.out & local fp=$!
+  for i in $(seq 100); do grep -q attached $T/floor.out && break; sleep 0.05; done
+  if grep -q attached $T/floor.out; then "$@"; else echo 0; fi
+  kill -INT $fp 2>/dev/null; wait $fp
+}
+declare -a base floor noeng nosock nostacks offcpu full fullfp agent bpes eprs
 for round in 1 2 3; do
   base+=("$(run_load)")
+  floor+=("$(floored run_load)")
   noeng+=("$(recorded --no-sock -F 0 --no-offcpu --no-engine)")
   nosock+=("$(recorded --no-sock -F 0 --no-offcpu)")
   nostacks+=("$(recorded -F 0 --no-offcpu)")
@@ -135,18 +146,20 @@ for round in 1 2 3; do
   nreq=$(sed -n 's/.*HTTP requests read by tracked processes: \([0-9]*\).*/\1/p' $T/rec.log)
   epr=$(awk -v e="$ev" -v r="${nreq:-0}" 'BEGIN { if (r > 0) printf "%.1f", e / r; else print "?" }')
   eprs+=("$epr")
-  printf "round %d: untraced %8.1f req/s | sched+tcp, no engine probes %8.1f | +engine probes %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f | full, frame-pointer stacks %8.1f  (full: %s events in %s s, sock_io %s, %s B/event, %s events per request)\n" \
-    $round "${base[-1]}" "${noeng[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "${fullfp[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe" "$epr"
+  printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | sched+tcp, no engine probes %8.1f | +engine probes %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f | full, frame-pointer stacks %8.1f  (full: %s events in %s s, sock_io %s, %s B/event, %s events per request)\n" \
+    $round "${base[-1]}" "${floor[-1]}" "${noeng[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "${fullfp[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe" "$epr"
 done
-python3 - "${base[@]}" "${noeng[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" "${fullfp[@]}" <<'PY'
+python3 - "${base[@]}" "${noeng[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" "${fullfp[@]}" "${floor[@]}" <<'PY'
 import os, sys, statistics as s
-v = list(map(float, sys.argv[1:])); b, ne, n, ns, oc, f, ffp = (v[i:i + 3] for i in range(0, 21, 3))
+v = list(map(float, sys.argv[1:])); b, ne, n, ns, oc, f, ffp, fl = (v[i:i + 3] for i in range(0, 24, 3))
 m = s.median(b)
 print("goal (issue 15): the full default recording >= 0.90 of untraced")
 with open(os.environ["GOALS"], "a") as g:
     r = s.median(f) / m
     g.write(f"overhead: full recording / untraced (req/s)|>= 0.90|{r:.3f}|{'yes' if r >= 0.9 else 'no'}\n")
-print(f"median req/s (ratio to untraced): untraced {m:.1f}; sched+tcp without engine probes "
+    g.write(f"  its floor: empty programs on record's tracepoints / untraced|printed, no target|{s.median(fl)/m:.3f}|-\n")
+print(f"median req/s (ratio to untraced): untraced {m:.1f}; floor, empty programs on the same tracepoints "
+      f"{s.median(fl):.1f} ({s.median(fl)/m:.3f}); sched+tcp without engine probes "
       f"{s.median(ne):.1f} ({s.median(ne)/m:.3f}); + engine USDT probes {s.median(n):.1f} ({s.median(n)/m:.3f}); "
       f"+socket I/O {s.median(ns):.1f} ({s.median(ns)/m:.3f}); +off-CPU stacks {s.median(oc):.1f} "
       f"({s.median(oc)/m:.3f}); +49 Hz sampling {s.median(f):.1f} ({s.median(f)/m:.3f}); the same with "
@@ -242,9 +255,10 @@ if command -v nginx >/dev/null && command -v ab >/dev/null; then
     abload
     kill -INT $rp; wait $rp
   }
-  declare -a nb nl ns nf
+  declare -a nb nfl nl ns nf
   for round in 1 2 3; do
     nb+=("$(abload)")
+    nfl+=("$(floored abload)")
     nl+=("$(ngrec --no-sock -F 0 --no-offcpu)")
     ns+=("$(ngrec -F 0 --no-offcpu)")
     nf+=("$(ngrec)")
@@ -252,20 +266,22 @@ if command -v nginx >/dev/null && command -v ab >/dev/null; then
     nreq=$(sed -n 's/.*HTTP requests read by tracked processes: \([0-9]*\).*/\1/p' $T/ng.log)
     bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/ng.log)
     epr=$(awk -v e="${ev:-0}" -v r="${nreq:-0}" 'BEGIN { if (r > 0) printf "%.1f", e / r; else print "?" }')
-    printf "round %d: untraced %8.1f req/s | sched+tcp %8.1f | +socket I/O %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s events per request, %s B/event)\n" \
-      $round "${nb[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "$epr" "${bpe:-?}"
+    printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | sched+tcp %8.1f | +socket I/O %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s events per request, %s B/event)\n" \
+      $round "${nb[-1]:-0}" "${nfl[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "$epr" "${bpe:-?}"
   done
   kill $NGPID 2>/dev/null; wait $NGPID 2>/dev/null
-  python3 - "${nb[@]}" "${nl[@]}" "${ns[@]}" "${nf[@]}" <<'PY'
+  python3 - "${nb[@]}" "${nl[@]}" "${ns[@]}" "${nf[@]}" "${nfl[@]}" <<'PY'
 import os, sys, statistics as s
-v = [float(x or 0) for x in sys.argv[1:]]; b, l, n, f = (v[i:i + 3] for i in range(0, 12, 3))
+v = [float(x or 0) for x in sys.argv[1:]]; b, l, n, f, fl = (v[i:i + 3] for i in range(0, 15, 3))
 m = s.median(b) or 1
-print(f"median req/s (ratio to untraced): untraced {s.median(b):.1f}; sched+tcp {s.median(l):.1f} "
+print(f"median req/s (ratio to untraced): untraced {s.median(b):.1f}; floor, empty programs on the same "
+      f"tracepoints {s.median(fl):.1f} ({s.median(fl)/m:.3f}); sched+tcp {s.median(l):.1f} "
       f"({s.median(l)/m:.3f}); +socket I/O {s.median(n):.1f} ({s.median(n)/m:.3f}); defaults "
       f"{s.median(f):.1f} ({s.median(f)/m:.3f})")
 with open(os.environ["GOALS"], "a") as g:
     r = s.median(f) / m
     g.write(f"overhead: nginx + ab -k, record --port defaults / untraced (req/s)|>= 0.90|{r:.3f}|{'yes' if r >= 0.9 else 'no'}\n")
+    g.write(f"  its floor: empty programs on record's tracepoints / untraced|printed, no target|{s.median(fl)/m:.3f}|-\n")
 PY
 else
   echo "skipped: nginx or ab missing (tools/install-test-deps.sh installs nginx-light and apache2-utils)"
