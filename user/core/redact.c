@@ -10,13 +10,18 @@
 #include "http.h"
 #include "redact.h"
 
-static const char *const secret_headers[] = {"authorization", "proxy-authorization", "cookie",
-					     "set-cookie", "x-api-key", "api-key"};
+#define NAME(s) {s, sizeof(s) - 1}
+static const struct {
+	const char *name;
+	size_t len;
+} secret_headers[] = {NAME("authorization"), NAME("proxy-authorization"), NAME("cookie"),
+		      NAME("set-cookie"),    NAME("x-api-key"),           NAME("api-key")};
 
+/* Every header line of every payload comes here: lengths first. */
 bool ls_secret_header(const char *name, size_t n)
 {
 	for (size_t i = 0; i < sizeof(secret_headers) / sizeof(secret_headers[0]); i++)
-		if (strlen(secret_headers[i]) == n && !strncasecmp(name, secret_headers[i], n))
+		if (secret_headers[i].len == n && !strncasecmp(name, secret_headers[i].name, n))
 			return true;
 	return false;
 }
@@ -186,11 +191,10 @@ static size_t start_message(struct ls_body_conn *c, bool is_response, const uint
 	size_t hl, vl;
 	const uint8_t *v;
 
-	for (size_t i = 0; i + 3 < n && !end; i++)
-		if (buf[i] == '\r' && buf[i + 1] == '\n' && buf[i + 2] == '\r' && buf[i + 3] == '\n')
-			end = buf + i + 4;
+	end = memmem(buf, n, "\r\n\r\n", 4);
 	if (!end)
 		return 0;
+	end += 4;
 	hl = end - buf;
 	st->sse = false;
 	st->body_left = 0;
