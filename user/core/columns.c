@@ -632,6 +632,9 @@ static int predict(unsigned char *recs, size_t len, uint32_t nrec, bool decode)
 	for (uint32_t k = 0; k < nrec; k++) {
 		uint16_t size;
 
+		/* the block was filled on another CPU: its lines come over while
+		 * the sizes are walked, not one at a time behind each size */
+		__builtin_prefetch(recs + p + 1024);
 		if (len - p < sizeof(struct ls_hdr))
 			return decode ? -EBADMSG : -EINVAL;
 		size = rd16(recs + p + 2);

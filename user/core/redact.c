@@ -191,10 +191,14 @@ static size_t start_message(struct ls_body_conn *c, bool is_response, const uint
 	size_t hl, vl;
 	const uint8_t *v;
 
-	end = memmem(buf, n, "\r\n\r\n", 4);
+	/* the blank line: a line feed at a time (memchr), as head_value walks */
+	for (const uint8_t *lf = buf; (lf = memchr(lf, '\n', buf + n - lf)); lf++)
+		if (lf - buf >= 3 && lf[-1] == '\r' && lf[-2] == '\n' && lf[-3] == '\r') {
+			end = lf + 1;
+			break;
+		}
 	if (!end)
 		return 0;
-	end += 4;
 	hl = end - buf;
 	st->sse = false;
 	st->body_left = 0;
