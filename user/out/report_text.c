@@ -219,6 +219,10 @@ void ls_report_text_free(struct ls_report_text *t)
 		ls_quant_free(&t->ss[k].ttft);
 	}
 	free(t->ss);
+	for (size_t k = 0; k < t->ncts; k++) {
+		ls_quant_free(&t->cts[k].total);
+		ls_quant_free(&t->cts[k].ttft);
+	}
 	free(t->cts);
 	free(t->slow);
 	free(t);
