@@ -162,8 +162,8 @@ static unsigned char *wrap(uint8_t *raw, size_t n, size_t *len, int mode)
 	if (mode & 2) {
 		bool predicted = !ls_predict_encode(raw, n, nrec);
 		unsigned char *enc = malloc(ls_columns_bound(n, nrec));
-		size_t elen = enc ? ls_columns_encode(raw, n, nrec, enc) : 0;
-		size_t klen = elen ? ls_columns_elide(enc, elen, nrec) : 0;
+		bool elided = false;
+		size_t elen = enc ? ls_columns_encode_elided(raw, n, nrec, enc, &elided) : 0;
 		if (elen) {
 			unsigned char *o2 = realloc(out, sizeof(h) + sizeof(f) + compressBound(elen));
 			if (!o2) {
@@ -174,9 +174,9 @@ static unsigned char *wrap(uint8_t *raw, size_t n, size_t *len, int mode)
 			out = o2;
 			clen = compressBound(elen);
 			raw = enc; /* freed below */
-			n = klen ? klen : elen;
+			n = elen;
 			f.flags = LS_FRAME_F_COLUMNS | (predicted ? LS_FRAME_F_PREDICT : 0) |
-				  (klen ? LS_FRAME_F_CONST : 0);
+				  (elided ? LS_FRAME_F_CONST : 0);
 		} else {
 			free(enc);
 			if (predicted)

@@ -250,8 +250,8 @@ static void test_damage(void **state)
 	free(enc);
 }
 
-/* ls_columns_elide as columns.h states it, one column at a time: the
- * encoded frame's header, each constant column (a group of two records or
+/* The elision as columns.h states it, one column at a time, of a whole
+ * encoding: its header, each constant column (a group of two records or
  * more, one byte value throughout) as that byte, others whole, then the
  * bitmaps. Returns the length; what the encoder must produce byte for byte. */
 static size_t reference_elide(const unsigned char *enc, size_t elen, uint32_t nrec, unsigned char *out)
@@ -292,15 +292,16 @@ static size_t reference_elide(const unsigned char *enc, size_t elen, uint32_t nr
 }
 
 /* Frames from all-random to mostly constant (a payload every record
- * repeats): elided exactly as the reference says, then expanded back to the
- * encoded frame byte for byte and decoded to the records. */
+ * repeats): elided exactly as the reference says of the whole encoding,
+ * then expanded back to it byte for byte and decoded to the records. */
 static void elide_roundtrip(uint32_t n, int kinds, int constant_pct)
 {
 	uint64_t seed = 0x2545f4914f6cdd1dull + n + (uint64_t)kinds * 131 + (uint64_t)constant_pct;
 	size_t cap = (size_t)n * 88 + 64;
 	unsigned char *in = malloc(cap), *enc = malloc(ls_columns_bound(cap, n)),
-		      *ref = malloc(ls_columns_bound(cap, n)), *whole, *out = malloc(cap);
+		      *ref = malloc(ls_columns_bound(cap, n)), *kept, *out = malloc(cap);
 	size_t len = make_frame(in, cap, n, kinds, &seed), elen, klen, rlen;
+	bool elided;
 
 	/* bytes 24.. of each record: a share the same in every record */
 	for (size_t p = 0; p < len;) {
@@ -314,27 +315,27 @@ static void elide_roundtrip(uint32_t n, int kinds, int constant_pct)
 	elen = ls_columns_encode(in, len, n, enc);
 	assert_int_not_equal(elen, 0);
 	rlen = reference_elide(enc, elen, n, ref);
-	whole = malloc(elen);
-	memcpy(whole, enc, elen);
-	klen = ls_columns_elide(enc, elen, n);
-	if (!klen) { /* nothing to gain: unchanged */
+	kept = malloc(ls_columns_bound(cap, n));
+	klen = ls_columns_encode_elided(in, len, n, kept, &elided);
+	if (!elided) { /* nothing to gain: the whole frame */
 		assert_true(rlen >= elen);
-		assert_memory_equal(enc, whole, elen);
+		assert_int_equal(klen, elen);
+		assert_memory_equal(kept, enc, elen);
 	} else {
 		assert_int_equal(klen, rlen);
 		assert_true(klen < elen);
-		assert_memory_equal(enc, ref, klen);
-		assert_int_equal(ls_columns_expanded_len(enc, klen, n), elen);
+		assert_memory_equal(kept, ref, klen);
+		assert_int_equal(ls_columns_expanded_len(kept, klen, n), elen);
 		memset(out, 0xee, cap);
-		assert_int_equal(ls_columns_expand(enc, klen, n, out, elen), 0);
-		assert_memory_equal(out, whole, elen);
+		assert_int_equal(ls_columns_expand(kept, klen, n, out, elen), 0);
+		assert_memory_equal(out, enc, elen);
 		assert_int_equal(ls_columns_decode(out, elen, n, ref, len), 0);
 		assert_memory_equal(ref, in, len);
 	}
 	free(in);
 	free(enc);
 	free(ref);
-	free(whole);
+	free(kept);
 	free(out);
 }
 
@@ -360,11 +361,12 @@ static void test_elide_damage(void **state)
 	size_t cap = n * 88 + 64;
 	unsigned char *in = malloc(cap), *enc = malloc(ls_columns_bound(cap, n)), *out;
 	size_t len = make_frame(in, cap, n, 5, &seed), elen = ls_columns_encode(in, len, n, enc), klen;
+	bool elided;
 	(void)state;
 
 	out = malloc(elen);
-	klen = ls_columns_elide(enc, elen, n);
-	assert_int_not_equal(klen, 0); /* the type bytes make constant columns */
+	klen = ls_columns_encode_elided(in, len, n, enc, &elided);
+	assert_true(elided); /* the type bytes make constant columns */
 	for (size_t cut = 0; cut < klen; cut += 1 + cut / 7) {
 		unsigned char *t = damaged(enc, cut, cut);
 		assert_int_equal(ls_columns_expanded_len(t, cut, n), 0);

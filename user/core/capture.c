@@ -231,10 +231,10 @@ static int write_frame(struct ls_writer *w, struct block *b)
 	struct ls_frame_hdr fh;
 	uLongf zlen = w->zcap;
 	bool predicted = w->cbuf && !ls_predict_encode(b->buf, b->len, b->nrec);
-	size_t clen = w->cbuf ? ls_columns_encode(b->buf, b->len, b->nrec, w->cbuf) : 0;
-	size_t elen = clen ? ls_columns_elide(w->cbuf, clen, b->nrec) : 0;
+	bool elided = false;
+	size_t clen = w->cbuf ? ls_columns_encode_elided(b->buf, b->len, b->nrec, w->cbuf, &elided) : 0;
 	const unsigned char *raw = clen && clen <= LS_FRAME_MAX_RAW ? w->cbuf : b->buf;
-	size_t rawlen = raw == w->cbuf ? (elen ? elen : clen) : b->len;
+	size_t rawlen = raw == w->cbuf ? clen : b->len;
 	int err;
 
 	/* a plain frame holds the records as they are (should the undo find no
@@ -247,7 +247,7 @@ static int write_frame(struct ls_writer *w, struct block *b)
 	memset(&fh, 0, sizeof(fh));
 	fh.magic = LS_FRAME_MAGIC;
 	fh.flags = (b->last ? LS_FRAME_F_LAST : 0) | (raw == w->cbuf ? LS_FRAME_F_COLUMNS : 0) |
-		   (raw == w->cbuf && elen ? LS_FRAME_F_CONST : 0) |
+		   (raw == w->cbuf && elided ? LS_FRAME_F_CONST : 0) |
 		   (predicted ? LS_FRAME_F_PREDICT : 0);
 	fh.comp_len = zlen;
 	fh.raw_len = rawlen;

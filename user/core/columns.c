@@ -48,9 +48,7 @@ static uint64_t rd64(const unsigned char *p)
 
 size_t ls_columns_bound(size_t len, uint32_t nrec)
 {
-	/* the header, and room for ls_columns_elide's bitmaps: a group's is
-	 * ceil(size / 8) bytes and its records hold size bytes at least */
-	return len + 2 + (size_t)MAX_GROUPS * 8 + nrec + len / 8 + MAX_GROUPS;
+	return len + 2 + (size_t)MAX_GROUPS * 8 + nrec; /* elided: shorter */
 }
 
 /* The group of key, added when new; -1 when the table is full. */
@@ -107,17 +105,59 @@ static inline void transpose8(uint64_t r[8])
 		SWAP_BLOCKS(r[j], r[j + 1], 8, 0x00ff00ff00ff00ffull);
 }
 
-size_t ls_columns_encode(const unsigned char *in, size_t len, uint32_t nrec, unsigned char *out)
+/* Bytes of the groups' bitmaps (LS_FRAME_F_CONST): ceil(size / 8) each. */
+static size_t bitmaps_len(const struct group *g, int ng)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < ng; i++)
+		n += (g[i].size + 7u) / 8;
+	return n;
+}
+
+/* Group x's eight records of ord[from..from+8) (src) word i into r[]: a
+ * record's ts word is its delta (dts). */
+static inline void load8(uint64_t r[8], const unsigned char *const src[8], const uint32_t *ord,
+			 const uint64_t *dts, size_t i)
+{
+	if (i == TS_OFF) {
+		for (int j = 0; j < 8; j++)
+			r[j] = dts[ord[j]];
+	} else {
+#pragma GCC unroll 8
+		for (int j = 0; j < 8; j++)
+			r[j] = ld64le(src[j] + i);
+	}
+}
+
+/* Byte j of record k's word i, the ts word its delta. */
+static inline unsigned char byte_of(const unsigned char *rec, const uint64_t *dts, uint32_t k, size_t at)
+{
+	return at - TS_OFF < 8 ? (unsigned char)(dts[k] >> 8 * (at - TS_OFF)) : rec[at];
+}
+
+/*
+ * The column transform, its constant columns elided when `elide` (and that
+ * makes the frame shorter: *elided says). A group's constant columns are
+ * found first (each word of every record XORed with its first record's);
+ * a word whose eight columns are all constant is never transposed, and
+ * with `elide` a constant column is written once. Columns go where pos
+ * says: i * count from the group's base when whole.
+ */
+static size_t encode(const unsigned char *in, size_t len, uint32_t nrec, unsigned char *out,
+		     bool elide, bool *elided)
 {
 	uint32_t keys[SLOTS] = {0};
 	unsigned char gidx[SLOTS];
 	struct group g[MAX_GROUPS];
 	unsigned char *idx = out + 2;
 	uint32_t *off, *ord, start[MAX_GROUPS];
-	uint64_t *dts, prev = 0;
-	size_t p = 0, base;
+	uint64_t *dts, prev = 0, *diff = NULL;
+	size_t p = 0, base, hdr, whole, kept = 0, bm, *pos = NULL, maxsize = 0;
+	unsigned char *bits = NULL;
 	int ng = 0;
 
+	*elided = false;
 	if (!nrec || len > UINT32_MAX)
 		return 0;
 	/* pass 1: each record's group, and the groups' sizes */
@@ -150,12 +190,15 @@ size_t ls_columns_encode(const unsigned char *in, size_t len, uint32_t nrec, uns
 		memcpy(out + base + 8 * i + 4, &g[i].count, 4);
 		start[i] = (uint32_t)n;
 		n += g[i].count;
+		if (g[i].size > maxsize)
+			maxsize = g[i].size;
 	}
-	base += 8 * (size_t)ng;
+	hdr = base += 8 * (size_t)ng;
 	for (int i = 0; i < ng; i++) {
 		g[i].base = base;
 		base += (size_t)g[i].size * g[i].count;
 	}
+	whole = base;
 	/* each record's place, its group's records in frame order, and its ts
 	 * as the difference to the frame's previous record's */
 	p = 0;
@@ -169,33 +212,82 @@ size_t ls_columns_encode(const unsigned char *in, size_t len, uint32_t nrec, uns
 		prev = ts;
 		p += x->size;
 	}
+	/* which columns are one byte throughout their group (one record: none
+	 * worth it), by word: the bytes where any record differs from the
+	 * group's first */
+	bm = bitmaps_len(g, ng);
+	diff = malloc(bm * sizeof(*diff)); /* a word per 8 columns: bm words */
+	bits = calloc(1, bm ? bm : 1);
+	pos = malloc(maxsize * sizeof(*pos));
+	if (!diff || !bits || !pos) {
+		free(diff), free(bits), free(pos), free(dts);
+		return 0;
+	}
+	for (int gi = 0, at = 0, w = 0; gi < ng; at += (g[gi].size + 7) / 8, w += g[gi].size / 8, gi++) {
+		const struct group *x = &g[gi];
+		uint32_t k0 = ord[start[gi]];
+		const unsigned char *first = in + off[k0];
+		uint64_t *d = diff + w;
+
+		for (size_t i = 0; i < x->size / 8; i++)
+			d[i] = x->count > 1 ? 0 : ~0ull;
+		for (uint32_t t = 1; t < x->count; t++) {
+			uint32_t k = ord[start[gi] + t];
+			const unsigned char *rec = in + off[k];
+
+			for (size_t i = 0; i < x->size; i += 8)
+				d[i / 8] |= i == TS_OFF ? dts[k] ^ dts[k0] : ld64le(rec + i) ^ ld64le(first + i);
+		}
+		for (size_t i = 0; i < x->size; i++) {
+			if (!(d[i / 8] >> 8 * (i % 8) & 0xff)) {
+				bits[at + i / 8] |= (unsigned char)(1u << (i % 8));
+				kept += 1;
+			} else {
+				kept += x->count;
+			}
+		}
+	}
+	if (elide && hdr + kept + bm < whole)
+		*elided = true;
 	/* pass 2: each group's records into its columns, eight records by
 	 * eight bytes at a time (sizes are multiples of 8 and TS_OFF is 8:
-	 * the ts is one of those words); the last count % 8 byte by byte */
-	for (int gi = 0; gi < ng; gi++) {
+	 * the ts is one of those words); the last count % 8 byte by byte;
+	 * constant columns once */
+	base = hdr;
+	for (int gi = 0, at = 0; gi < ng; at += (g[gi].size + 7) / 8, gi++) {
 		const struct group *x = &g[gi];
+		const unsigned char *gb = bits + at;
 		size_t c = x->count, t = 0;
-		unsigned char *cols = out + x->base;
+		uint32_t k0 = ord[start[gi]];
 
+		for (size_t i = 0; i < x->size; i++) {
+			bool one = gb[i / 8] >> (i % 8) & 1;
+
+			pos[i] = base;
+			if (one && *elided)
+				out[base] = byte_of(in + off[k0], dts, k0, i);
+			else if (one)
+				memset(out + base, byte_of(in + off[k0], dts, k0, i), c);
+			base += one && *elided ? 1 : c;
+		}
 		for (; t + 8 <= c; t += 8) {
+			const uint32_t *o = ord + start[gi] + t;
 			const unsigned char *src[8];
 			uint64_t r[8];
 
 			for (int j = 0; j < 8; j++)
-				src[j] = in + off[ord[start[gi] + t + j]];
+				src[j] = in + off[o[j]];
 			for (size_t i = 0; i < x->size; i += 8) {
-				if (i == TS_OFF) {
-					for (int j = 0; j < 8; j++)
-						r[j] = dts[ord[start[gi] + t + j]];
-				} else {
-#pragma GCC unroll 8
-					for (int j = 0; j < 8; j++)
-						r[j] = ld64le(src[j] + i);
-				}
+				unsigned char one = gb[i / 8];
+
+				if (one == 0xff)
+					continue; /* every column of the word: written */
+				load8(r, src, o, dts, i);
 				transpose8(r);
 #pragma GCC unroll 8
 				for (int b = 0; b < 8; b++)
-					st64le(cols + (i + b) * c + t, r[b]);
+					if (!(one >> b & 1))
+						st64le(out + pos[i + b] + t, r[b]);
 			}
 		}
 		for (; t < c; t++) {
@@ -203,12 +295,32 @@ size_t ls_columns_encode(const unsigned char *in, size_t len, uint32_t nrec, uns
 			const unsigned char *rec = in + off[k];
 
 			for (size_t i = 0; i < x->size; i++)
-				cols[i * c + t] = i - TS_OFF < 8 ? (unsigned char)(dts[k] >> 8 * (i - TS_OFF))
-								  : rec[i];
+				if (!(gb[i / 8] >> (i % 8) & 1))
+					out[pos[i] + t] = byte_of(rec, dts, k, i);
 		}
 	}
+	if (*elided) {
+		memcpy(out + base, bits, bm);
+		base += bm;
+	}
+	free(diff);
+	free(bits);
+	free(pos);
 	free(dts);
 	return base;
+}
+
+size_t ls_columns_encode(const unsigned char *in, size_t len, uint32_t nrec, unsigned char *out)
+{
+	bool elided;
+
+	return encode(in, len, nrec, out, false, &elided);
+}
+
+size_t ls_columns_encode_elided(const unsigned char *in, size_t len, uint32_t nrec,
+				unsigned char *out, bool *elided)
+{
+	return encode(in, len, nrec, out, true, elided);
 }
 
 /* Parses the group table into g (each group's base as if its columns were
@@ -340,71 +452,6 @@ int ls_columns_decode(const unsigned char *in, size_t len, uint32_t nrec, unsign
 }
 
 /* Constant-column elision: see columns.h. */
-
-/* Bytes of the groups' bitmaps: ceil(size / 8) each. */
-static size_t bitmaps_len(const struct group *g, int ng)
-{
-	size_t n = 0;
-
-	for (int i = 0; i < ng; i++)
-		n += (g[i].size + 7u) / 8;
-	return n;
-}
-
-size_t ls_columns_elide(unsigned char *buf, size_t len, uint32_t nrec)
-{
-	struct group g[MAX_GROUPS];
-	size_t hdr, bm, kept = 0, w;
-	unsigned char *bits;
-	int ng;
-
-	if (!parse(buf, len, nrec, g, &ng))
-		return 0;
-	hdr = g[0].base;
-	bm = bitmaps_len(g, ng);
-	bits = calloc(1, bm);
-	if (!bits)
-		return 0;
-	/* which columns are one byte throughout (a group of one record has
-	 * nothing to gain), and what the frame keeps */
-	for (int gi = 0, at = 0; gi < ng; at += (g[gi].size + 7) / 8, gi++) {
-		size_t c = g[gi].count;
-
-		for (size_t i = 0; i < g[gi].size; i++) {
-			const unsigned char *p = buf + g[gi].base + i * c;
-
-			if (c > 1 && p[0] == p[c - 1] && !memcmp(p, p + 1, c - 1)) {
-				bits[at + i / 8] |= (unsigned char)(1u << (i % 8));
-				kept += 1;
-			} else {
-				kept += c;
-			}
-		}
-	}
-	if (hdr + kept + bm >= len) {
-		free(bits);
-		return 0; /* nothing to gain: the frame stays whole */
-	}
-	/* each kept column down to its place (never past where it was read) */
-	w = hdr;
-	for (int gi = 0, at = 0; gi < ng; at += (g[gi].size + 7) / 8, gi++) {
-		size_t c = g[gi].count;
-
-		for (size_t i = 0; i < g[gi].size; i++) {
-			const unsigned char *p = buf + g[gi].base + i * c;
-
-			if (bits[at + i / 8] >> (i % 8) & 1) {
-				buf[w++] = p[0];
-			} else {
-				memmove(buf + w, p, c);
-				w += c;
-			}
-		}
-	}
-	memcpy(buf + w, bits, bm);
-	free(bits);
-	return w + bm;
-}
 
 /* The whole columns' length of an elided frame (its header checked, its
  * length what its bitmaps say), 0 when damaged; *bitsp: its bitmaps. */

@@ -23,6 +23,7 @@
 #ifndef LATSPLIT_COLUMNS_H
 #define LATSPLIT_COLUMNS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,8 +44,8 @@ int ls_columns_decode(const unsigned char *in, size_t len, uint32_t nrec, unsign
 		      size_t outlen);
 
 /*
- * Constant-column elision (LS_FRAME_F_CONST, file version 4), done on an
- * encoded frame after the column transform and undone before its decoding.
+ * Constant-column elision (LS_FRAME_F_CONST, file version 4), done with the
+ * column transform (ls_columns_encode_elided) and undone before its decoding.
  * A column that holds one byte value throughout its group (a payload's
  * header line every request repeats, a field no record changes) is kept as
  * that one byte: zlib then reads a seventh of the bytes on a busy HTTP
@@ -55,17 +56,17 @@ int ls_columns_decode(const unsigned char *in, size_t len, uint32_t nrec, unsign
  * i / 8 set when column i is kept as one byte.
  */
 
-/* Elides the constant columns of the encoded frame buf[0..len) in place
- * (buf has ls_columns_bound bytes). Returns the new length, or 0 (buf
- * unchanged) when that would not be shorter or the frame is not one
- * ls_columns_encode wrote. */
-size_t ls_columns_elide(unsigned char *buf, size_t len, uint32_t nrec);
+/* ls_columns_encode with the constant columns elided: *elided says whether
+ * they were (when that makes the frame shorter), else the frame is what
+ * ls_columns_encode writes. out has ls_columns_bound bytes. */
+size_t ls_columns_encode_elided(const unsigned char *in, size_t len, uint32_t nrec,
+				unsigned char *out, bool *elided);
 
 /* Length of an elided frame with its columns whole again (what
  * ls_columns_decode takes), or 0 when it does not hold together. */
 size_t ls_columns_expanded_len(const unsigned char *in, size_t len, uint32_t nrec);
 
-/* Undoes ls_columns_elide into out (ls_columns_expanded_len bytes). 0, or
+/* Undoes the elision into out (ls_columns_expanded_len bytes). 0, or
  * -EBADMSG. */
 int ls_columns_expand(const unsigned char *in, size_t len, uint32_t nrec, unsigned char *out,
 		      size_t outlen);
