@@ -314,9 +314,9 @@ taxrec() { # ARGS...: ns per getppid under record --port (an idle port) ARGS
   kill -INT $rp; wait $rp
 }
 for round in 1 2 3; do
-  a=$($B/syscall-loop 5000000); b=$(taxrec); c=$(taxrec --no-sock)
-  printf "round %d: untraced %6.1f ns | recorded --no-sock %6.1f ns | recorded %6.1f ns per syscall: +%.1f ns\n" \
-    $round $a $c $b "$(awk -v a=$a -v b=$b 'BEGIN {print b - a}')" | tee -a $T/tax.rounds
+  a=$($B/syscall-loop 5000000); b=$(taxrec); c=$(taxrec --no-sock); f=$(floored $B/syscall-loop 5000000)
+  printf "round %d: untraced %6.1f ns | recorded --no-sock %6.1f ns | floor (empty programs) %6.1f ns | recorded %6.1f ns per syscall: +%.1f ns\n" \
+    $round $a $c $f $b "$(awk -v a=$a -v b=$b 'BEGIN {print b - a}')" | tee -a $T/tax.rounds
 done
 tax=$(awk '{v = $(NF - 1); sub(/^[+]/, "", v); print v}' $T/tax.rounds | sort -n | sed -n 2p)
 echo "added to each syscall of an untracked process by the default recording: $tax ns (median)"
