@@ -99,6 +99,16 @@ print(("PASS" if reqs and len(events) == len(reqs) else "FAIL") + " container.en
 PY
 grep -E "^  container docker ${ID:0:12}: 24 of 24 requests \(pid [0-9]+, 1 in its own namespace\)" "$T/ctr.txt" >/dev/null &&
   pass container.named_text || { fail "container.named_text"; grep -i container "$T/ctr.txt" | head -3; }
+# the same text report by the ASan+UBSan build: its per-container rows once
+# leaked their quantiles (LeakSanitizer reports at exit)
+SAN=$ROOT/build/san/latsplit
+if [[ -x $SAN ]]; then
+  "$SAN" report "$T/ctr.data" >/dev/null 2>"$T/ctr.san" && ! grep -qE 'Sanitizer|runtime error' "$T/ctr.san" &&
+    pass container.report_sanitized ||
+    { fail "container.report_sanitized"; grep -m3 -E 'ERROR|runtime error|#[0-9] ' "$T/ctr.san"; }
+else
+  skip "container.report_sanitized: build/san/latsplit not built (make test builds it)"
+fi
 
 # Python frames on the container's CPU samples
 "$LS" flame --kind cpu "$T/ctr.data" 2>/dev/null | awk '
