@@ -19,6 +19,8 @@ struct group {
 	uint16_t type, size;
 	uint32_t count;
 	size_t base; /* first byte of its columns in the encoded frame */
+	size_t bits; /* its constant-column bitmap's first byte among the
+		      * frame's (size / 8 bytes: sizes are multiples of 8) */
 	uint32_t next; /* records placed so far */
 };
 
@@ -105,24 +107,33 @@ static inline void transpose8(uint64_t r[8])
 		SWAP_BLOCKS(r[j], r[j + 1], 8, 0x00ff00ff00ff00ffull);
 }
 
-/* Bytes of the groups' bitmaps (LS_FRAME_F_CONST): ceil(size / 8) each. */
-static size_t bitmaps_len(const struct group *g, int ng)
+/* Places each group's constant-column bitmap (LS_FRAME_F_CONST): size / 8
+ * bytes each, in group order. Returns the bytes of them all. */
+static size_t place_bitmaps(struct group *g, int ng)
 {
 	size_t n = 0;
 
-	for (int i = 0; i < ng; i++)
-		n += (g[i].size + 7u) / 8;
+	for (int i = 0; i < ng; i++) {
+		g[i].bits = n;
+		n += g[i].size / 8;
+	}
 	return n;
 }
 
-/* Group x's eight records of ord[from..from+8) (src) word i into r[]: a
+/* Is column i of group x kept as one byte (its bit in the bitmaps)? */
+static inline bool one_byte(const unsigned char *bits, const struct group *x, size_t i)
+{
+	return bits[x->bits + i / 8] >> (i % 8) & 1;
+}
+
+/* Word i of eight records (src, their indices o[0..8)) into r[]: a
  * record's ts word is its delta (dts). */
-static inline void load8(uint64_t r[8], const unsigned char *const src[8], const uint32_t *ord,
+static inline void load8(uint64_t r[8], const unsigned char *const src[8], const uint32_t *o,
 			 const uint64_t *dts, size_t i)
 {
 	if (i == TS_OFF) {
 		for (int j = 0; j < 8; j++)
-			r[j] = dts[ord[j]];
+			r[j] = dts[o[j]];
 	} else {
 #pragma GCC unroll 8
 		for (int j = 0; j < 8; j++)
@@ -130,7 +141,7 @@ static inline void load8(uint64_t r[8], const unsigned char *const src[8], const
 	}
 }
 
-/* Byte j of record k's word i, the ts word its delta. */
+/* Byte `at` of record k (at rec), its ts word's bytes those of its delta. */
 static inline unsigned char byte_of(const unsigned char *rec, const uint64_t *dts, uint32_t k, size_t at)
 {
 	return at - TS_OFF < 8 ? (unsigned char)(dts[k] >> 8 * (at - TS_OFF)) : rec[at];
@@ -215,19 +226,19 @@ static size_t encode(const unsigned char *in, size_t len, uint32_t nrec, unsigne
 	/* which columns are one byte throughout their group (one record: none
 	 * worth it), by word: the bytes where any record differs from the
 	 * group's first */
-	bm = bitmaps_len(g, ng);
-	diff = malloc(bm * sizeof(*diff)); /* a word per 8 columns: bm words */
+	bm = place_bitmaps(g, ng);
+	diff = malloc(bm * sizeof(*diff)); /* a word per 8 columns, as a bitmap byte */
 	bits = calloc(1, bm ? bm : 1);
 	pos = malloc(maxsize * sizeof(*pos));
 	if (!diff || !bits || !pos) {
 		free(diff), free(bits), free(pos), free(dts);
 		return 0;
 	}
-	for (int gi = 0, at = 0, w = 0; gi < ng; at += (g[gi].size + 7) / 8, w += g[gi].size / 8, gi++) {
+	for (int gi = 0; gi < ng; gi++) {
 		const struct group *x = &g[gi];
 		uint32_t k0 = ord[start[gi]];
 		const unsigned char *first = in + off[k0];
-		uint64_t *d = diff + w;
+		uint64_t *d = diff + x->bits;
 
 		for (size_t i = 0; i < x->size / 8; i++)
 			d[i] = x->count > 1 ? 0 : ~0ull;
@@ -240,7 +251,7 @@ static size_t encode(const unsigned char *in, size_t len, uint32_t nrec, unsigne
 		}
 		for (size_t i = 0; i < x->size; i++) {
 			if (!(d[i / 8] >> 8 * (i % 8) & 0xff)) {
-				bits[at + i / 8] |= (unsigned char)(1u << (i % 8));
+				bits[x->bits + i / 8] |= (unsigned char)(1u << (i % 8));
 				kept += 1;
 			} else {
 				kept += x->count;
@@ -254,14 +265,14 @@ static size_t encode(const unsigned char *in, size_t len, uint32_t nrec, unsigne
 	 * the ts is one of those words); the last count % 8 byte by byte;
 	 * constant columns once */
 	base = hdr;
-	for (int gi = 0, at = 0; gi < ng; at += (g[gi].size + 7) / 8, gi++) {
+	for (int gi = 0; gi < ng; gi++) {
 		const struct group *x = &g[gi];
-		const unsigned char *gb = bits + at;
+		const unsigned char *gb = bits + x->bits;
 		size_t c = x->count, t = 0;
 		uint32_t k0 = ord[start[gi]];
 
 		for (size_t i = 0; i < x->size; i++) {
-			bool one = gb[i / 8] >> (i % 8) & 1;
+			bool one = one_byte(bits, x, i);
 
 			pos[i] = base;
 			if (one && *elided)
@@ -295,7 +306,7 @@ static size_t encode(const unsigned char *in, size_t len, uint32_t nrec, unsigne
 			const unsigned char *rec = in + off[k];
 
 			for (size_t i = 0; i < x->size; i++)
-				if (!(gb[i / 8] >> (i % 8) & 1))
+				if (!one_byte(bits, x, i))
 					out[pos[i] + t] = byte_of(rec, dts, k, i);
 		}
 	}
@@ -455,21 +466,21 @@ int ls_columns_decode(const unsigned char *in, size_t len, uint32_t nrec, unsign
 
 /* The whole columns' length of an elided frame (its header checked, its
  * length what its bitmaps say), 0 when damaged; *bitsp: its bitmaps. */
-static size_t elided(const unsigned char *in, size_t len, uint32_t nrec, struct group *g, int *ngp,
-		     const unsigned char **bitsp)
+static size_t elided_len(const unsigned char *in, size_t len, uint32_t nrec, struct group *g,
+			 int *ngp, const unsigned char **bitsp)
 {
 	size_t hdr, bm, kept = 0, total = parse_head(in, len, nrec, g, ngp, &hdr);
 	const unsigned char *bits;
 
 	if (!total)
 		return 0;
-	bm = bitmaps_len(g, *ngp);
+	bm = place_bitmaps(g, *ngp);
 	if (len - hdr < bm)
 		return 0;
 	bits = in + len - bm;
-	for (int gi = 0, at = 0; gi < *ngp; at += (g[gi].size + 7) / 8, gi++)
+	for (int gi = 0; gi < *ngp; gi++)
 		for (size_t i = 0; i < g[gi].size; i++)
-			kept += bits[at + i / 8] >> (i % 8) & 1 ? 1 : g[gi].count;
+			kept += one_byte(bits, &g[gi], i) ? 1 : g[gi].count;
 	if (hdr + kept + bm != len)
 		return 0;
 	*bitsp = bits;
@@ -482,7 +493,7 @@ size_t ls_columns_expanded_len(const unsigned char *in, size_t len, uint32_t nre
 	const unsigned char *bits;
 	int ng;
 
-	return elided(in, len, nrec, g, &ng, &bits);
+	return elided_len(in, len, nrec, g, &ng, &bits);
 }
 
 int ls_columns_expand(const unsigned char *in, size_t len, uint32_t nrec, unsigned char *out,
@@ -493,15 +504,15 @@ int ls_columns_expand(const unsigned char *in, size_t len, uint32_t nrec, unsign
 	size_t r, w;
 	int ng;
 
-	if (!outlen || elided(in, len, nrec, g, &ng, &bits) != outlen)
+	if (!outlen || elided_len(in, len, nrec, g, &ng, &bits) != outlen)
 		return -EBADMSG;
 	r = w = g[0].base;
 	memcpy(out, in, w);
-	for (int gi = 0, at = 0; gi < ng; at += (g[gi].size + 7) / 8, gi++) {
+	for (int gi = 0; gi < ng; gi++) {
 		size_t c = g[gi].count;
 
 		for (size_t i = 0; i < g[gi].size; i++, w += c) {
-			if (bits[at + i / 8] >> (i % 8) & 1) {
+			if (one_byte(bits, &g[gi], i)) {
 				memset(out + w, in[r], c);
 				r += 1;
 			} else {
