@@ -669,6 +669,21 @@ static bool unzip(struct ls_reader *r, unsigned char *dst, uLongf *dstlen,
 	return e == Z_STREAM_END;
 }
 
+/* *buf (*cap bytes) holds at least n bytes after this (kept across frames);
+ * false when there is no memory for them. */
+static bool room(unsigned char **buf, size_t *cap, size_t n)
+{
+	unsigned char *b;
+
+	if (n <= *cap)
+		return true;
+	if (!(b = realloc(*buf, n)))
+		return false;
+	*buf = b;
+	*cap = n;
+	return true;
+}
+
 /* Decompresses a frame's records into r->raw (undoing the column transform
  * where the frame has it); false when they do not come out whole. */
 static bool inflate_frame(struct ls_reader *r, const struct ls_frame_hdr *fh,
@@ -682,14 +697,8 @@ static bool inflate_frame(struct ls_reader *r, const struct ls_frame_hdr *fh,
 		       (r->raw = realloc(r->raw, fh->raw_len ? fh->raw_len : 1)) &&
 		       unzip(r, r->raw, rawlen, data, fh->comp_len) &&
 		       *rawlen == fh->raw_len;
-	if (fh->raw_len > r->colscap) {
-		unsigned char *c = realloc(r->cols, fh->raw_len);
-		if (!c)
-			return false;
-		r->cols = c;
-		r->colscap = fh->raw_len;
-	}
-	if (!unzip(r, r->cols, rawlen, data, fh->comp_len) || *rawlen != fh->raw_len)
+	if (!room(&r->cols, &r->colscap, fh->raw_len) ||
+	    !unzip(r, r->cols, rawlen, data, fh->comp_len) || *rawlen != fh->raw_len)
 		return false;
 	cols = r->cols;
 	clen = fh->raw_len;
@@ -697,16 +706,8 @@ static bool inflate_frame(struct ls_reader *r, const struct ls_frame_hdr *fh,
 		/* whole columns: the records (at most LS_FRAME_MAX_RAW) and the
 		 * header (a byte per record, 8 per group) */
 		clen = r->hdr.version < 4 ? 0 : ls_columns_expanded_len(cols, fh->raw_len, fh->nrec);
-		if (!clen || clen > 2 * (size_t)LS_FRAME_MAX_RAW)
-			return false;
-		if (clen > r->wholecap) {
-			unsigned char *c = realloc(r->whole, clen);
-			if (!c)
-				return false;
-			r->whole = c;
-			r->wholecap = clen;
-		}
-		if (ls_columns_expand(cols, fh->raw_len, fh->nrec, r->whole, clen))
+		if (!clen || clen > 2 * (size_t)LS_FRAME_MAX_RAW || !room(&r->whole, &r->wholecap, clen) ||
+		    ls_columns_expand(cols, fh->raw_len, fh->nrec, r->whole, clen))
 			return false;
 		cols = r->whole;
 	}

@@ -16,6 +16,7 @@ static const struct {
 	size_t len;
 } secret_headers[] = {NAME("authorization"), NAME("proxy-authorization"), NAME("cookie"),
 		      NAME("set-cookie"),    NAME("x-api-key"),           NAME("api-key")};
+#undef NAME
 
 /* Every header line of every payload comes here: lengths first. */
 bool ls_secret_header(const char *name, size_t n)
@@ -181,22 +182,27 @@ static const uint8_t *head_value(const uint8_t *head, size_t n, const char *name
 	return NULL;
 }
 
+/* Just past the blank line that ends a head in b[0..n), a CRLF CRLF starting
+ * at `from` or later (a line feed at a time, as head_value walks); NULL
+ * when there is none. */
+static const uint8_t *head_end(const uint8_t *b, size_t n, size_t from)
+{
+	for (const uint8_t *lf = b + from; (lf = memchr(lf, '\n', b + n - lf)); lf++)
+		if ((size_t)(lf - b) >= from + 3 && lf[-1] == '\r' && lf[-2] == '\n' && lf[-3] == '\r')
+			return lf + 1;
+	return NULL;
+}
+
 /* A message head starting at buf[0]: sets the state its body needs and
  * returns the head's length (0: no whole head here, nothing to do). */
 static size_t start_message(struct ls_body_conn *c, bool is_response, const uint8_t *buf,
 			    size_t n)
 {
 	struct ls_body_state *st = &c->dir[is_response];
-	const uint8_t *end = NULL;
+	const uint8_t *end = head_end(buf, n, 0);
 	size_t hl, vl;
 	const uint8_t *v;
 
-	/* the blank line: a line feed at a time (memchr), as head_value walks */
-	for (const uint8_t *lf = buf; (lf = memchr(lf, '\n', buf + n - lf)); lf++)
-		if (lf - buf >= 3 && lf[-1] == '\r' && lf[-2] == '\n' && lf[-3] == '\r') {
-			end = lf + 1;
-			break;
-		}
 	if (!end)
 		return 0;
 	hl = end - buf;
@@ -296,16 +302,18 @@ static size_t gather_head(struct ls_body_conn *c, bool is_response, const uint8_
 {
 	struct ls_body_state *st = &c->dir[is_response];
 	size_t old = st->head_len, k = n < HEAD_MAX - old ? n : HEAD_MAX - old;
+	const uint8_t *end;
 
 	memcpy(st->head + old, buf, k);
 	st->head_len += k;
-	for (size_t i = old > 3 ? old - 3 : 0; i + 3 < st->head_len; i++)
-		if (!memcmp(st->head + i, "\r\n\r\n", 4)) {
-			start_message(c, is_response, st->head, i + 4);
-			free(st->head);
-			st->head = NULL;
-			return i + 4 - old;
-		}
+	end = head_end(st->head, st->head_len, old > 3 ? old - 3 : 0);
+	if (end) {
+		size_t hl = end - st->head;
+		start_message(c, is_response, st->head, hl);
+		free(st->head);
+		st->head = NULL;
+		return hl - old;
+	}
 	if (st->head_len == HEAD_MAX || total > n) { /* lost anyway: the parser gives up too */
 		free(st->head);
 		st->head = NULL;

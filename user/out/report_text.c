@@ -205,6 +205,16 @@ static int text_request(void *ctx, const struct ls_request_view *vw)
 	return 0;
 }
 
+/* Rows of server_stat (per server, per container) and the array. */
+static void stats_free(struct server_stat *v, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		ls_quant_free(&v[k].total);
+		ls_quant_free(&v[k].ttft);
+	}
+	free(v);
+}
+
 void ls_report_text_free(struct ls_report_text *t)
 {
 	if (!t)
@@ -214,16 +224,8 @@ void ls_report_text_free(struct ls_report_text *t)
 	for (size_t k = 0; k < t->nc; k++)
 		ls_quant_free(&t->cs[k].srtt);
 	free(t->cs);
-	for (size_t k = 0; k < t->nss; k++) {
-		ls_quant_free(&t->ss[k].total);
-		ls_quant_free(&t->ss[k].ttft);
-	}
-	free(t->ss);
-	for (size_t k = 0; k < t->ncts; k++) {
-		ls_quant_free(&t->cts[k].total);
-		ls_quant_free(&t->cts[k].ttft);
-	}
-	free(t->cts);
+	stats_free(t->ss, t->nss);
+	stats_free(t->cts, t->ncts);
 	free(t->slow);
 	free(t);
 }
