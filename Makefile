@@ -60,7 +60,7 @@ TOOLS += $(BUILD)/liblatsplit-cupti.so $(BUILD)/cupti-emit
 UNIT_CUPTI := $(BUILD)/tests/test_cupti
 endif
 endif
-BENCH_BINS := $(BUILD)/bench-capture $(BUILD)/gen-capture $(BUILD)/bench-symbolize $(BUILD)/syscall-loop $(BUILD)/floor-probe $(BUILD)/floor.bpf.o
+BENCH_BINS := $(BUILD)/bench-capture $(BUILD)/gen-capture $(BUILD)/bench-symbolize $(BUILD)/syscall-loop $(BUILD)/floor-probe
 
 # `make V=1` shows the full commands.
 Q := $(if $(V),,@)
@@ -244,11 +244,6 @@ $(BUILD)/syscall-loop: tests/bench/syscall_loop.c | $(BUILD)
 $(BUILD)/floor-probe: tests/bench/floor.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $< -lbpf
-
-$(BUILD)/floor.bpf.o: tests/bench/floor.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(BUILD)
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-		-Ivmlinux/$(ARCH) -I/usr/include/$(ARCH_TRIPLET) -c $< -o $@
 
 # deps first, then the build in a second make: with -j the prerequisites of
 # one target may run in parallel, and nothing may build before gcc exists.

@@ -13,7 +13,7 @@
 #     run time from kernel.bpf_stats_enabled);
 #  5. the same on a real server and load generator: nginx + ApacheBench.
 # Both overhead sections also run the load under empty programs on the
-# tracepoints a default recording uses (build/floor-probe): the most any
+# tracepoints record's objects attach to (build/floor-probe): the most any
 # program there could leave the workload, printed beside the goals.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -122,7 +122,7 @@ recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log and
 events_written() { sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log; }
 floored() { # CMD...: the command's output under empty programs on record's
   # tracepoints; 0 (and why, on stderr) when they could not be attached
-  $B/floor-probe $B/floor.bpf.o >$T/floor.out & local fp=$!
+  $B/floor-probe $B/sock.bpf.o $B/sched.bpf.o $B/net.bpf.o >$T/floor.out & local fp=$!
   for i in $(seq 100); do grep -q attached $T/floor.out && break; sleep 0.05; done
   if grep -q attached $T/floor.out; then "$@"; else echo 0; fi
   kill -INT $fp 2>/dev/null; wait $fp
