@@ -59,6 +59,7 @@ struct request {
 	bool stream;
 	int max_tokens;
 	size_t body_len;
+	uint64_t delay_b, delay_e; /* --read-delay-ms: the sleep before the read (0: none) */
 };
 
 static void sleep_ms(double ms)
@@ -239,6 +240,8 @@ static int serve_request(int fd, const struct request *req, long id)
 	r->prompt_tokens = req->body_len / 4 > 0 ? (int)(req->body_len / 4) : 1;
 	r->max_tokens = req->max_tokens > 0 ? req->max_tokens : 1;
 	r->t_read = mono_ns();
+	r->t_delay_b = req->delay_b;
+	r->t_delay_e = req->delay_e;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	engine_submit(r);
@@ -332,10 +335,16 @@ static void *conn_main(void *arg)
 
 	for (;;) {
 		/* Leave the request in the receive queue for a while. */
-		if (!c->len)
+		uint64_t delay_b = 0, delay_e = 0;
+		if (!c->len && cfg.read_delay_ms > 0) {
+			delay_b = mono_ns();
 			sleep_ms(cfg.read_delay_ms);
+			delay_e = mono_ns();
+		}
 		if (read_request(c, &req))
 			break;
+		req.delay_b = delay_b;
+		req.delay_e = delay_e;
 		long id = __sync_add_and_fetch(&served, 1);
 		int rc;
 

@@ -51,6 +51,9 @@ struct ereq {
 	/* after the probe that t_queued / t_sched stand for returned: a thread
 	 * preempted between the mark and the probe leaves the truth a range */
 	uint64_t t_queued_hi, t_sched_hi;
+	/* --read-delay-ms: the front end's sleep before reading it, from its
+	 * start to the thread's return from it (0, 0: none) */
+	uint64_t t_delay_b, t_delay_e;
 	uint64_t *steps; /* indices of the steps it took part in */
 	int nsteps, capsteps;
 	/* the front end's CPU work for this request: from a token being ready
