@@ -161,6 +161,13 @@ $(BUILD)/tests/test_ehtab: tests/unit/test_ehtab.c $(BUILD)/san/record/ehtab.o $
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(BUILD)/san/record/ehtab.o $(LIB_SAN_OBJS) \
 		-lcmocka -ldw -lelf -lz -lm $(CORE_LIBS)
 
+# The engines' event rings: the test is the engine and the reader both.
+$(BUILD)/tests/test_evring: tests/unit/test_evring.c $(BUILD)/san/record/evring.o $(LIB_SAN_OBJS) \
+		| $(BUILD)/tests
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g $(SAN) -o $@ $< $(BUILD)/san/record/evring.o $(LIB_SAN_OBJS) \
+		-lcmocka -lelf -lz -lm $(CORE_LIBS)
+
 $(BUILD)/liblatsplit-engine.so: user/engine/engine.c include/latsplit/engine.h | $(BUILD)
 	$(call msg,LIB,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -fno-omit-frame-pointer -fPIC -shared -fvisibility=hidden -o $@ $<

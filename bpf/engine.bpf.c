@@ -75,6 +75,24 @@ int BPF_USDT(request_finished, __u64 id, __u32 status)
 	return engine_event(id, LS_ENG_FINISHED, status, NULL);
 }
 
+/* Where the process's event ring is: the recorder reads the events there. */
+SEC("usdt")
+int BPF_USDT(event_ring, __u64 addr, __u64 head)
+{
+	struct ls_ev_engine_ring *e;
+
+	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	fill_hdr(&e->h, LS_EV_ENGINE_RING, sizeof(*e));
+	e->addr = addr;
+	e->head = head;
+	submit(e);
+	return 0;
+}
+
 /* struct ls_gpu_record (engine.h) has the layout of ls_ev_gpu after the
  * header: copy it whole. */
 SEC("usdt")

@@ -57,6 +57,7 @@ enum ls_type {
 	LS_EV_USTACK_RAW = 23,
 	LS_EV_USTACK_EH = 24,
 	LS_EV_BLOCK_KSTACK = 25,
+	LS_EV_ENGINE_RING = 26, /* to the recorder only: where a process's event ring is */
 	LS_EV_KERNEL_MAX,
 
 	LS_REC_PROC_INFO = 128, /* process table entry (pid, ppid, comm, exe, cmdline) */
@@ -396,6 +397,16 @@ struct ls_ev_engine {
 	__u32 kind; /* enum ls_engine_ev */
 	__u32 arg;  /* queued: prompt tokens; scheduled: batch size; finished: status */
 	char x_request_id[64];
+};
+
+/* The event_ring probe (engine.h): the ring of process h.pid is at addr
+ * (struct ls_evring), its head at head when the probe fired. The recorder
+ * reads the ring from there and writes its events as ls_ev_engine records;
+ * this record itself is not written. */
+struct ls_ev_engine_ring {
+	struct ls_hdr h;
+	__u64 addr;
+	__u64 head;
 };
 
 /* GPU activity: struct ls_gpu_record of engine.h, as handed over. */

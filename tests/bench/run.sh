@@ -6,8 +6,9 @@
 #     flame graphs of a 1M-sample capture;
 #  4. overhead of `latsplit record` on a context-switch-heavy loopback
 #     workload (small streaming requests, keep-alive): requests/s untraced,
-#     recorded with scheduler+TCP only (no engine USDT probes), + the engine
-#     probes (a uprobe trap per engine event), + socket I/O, + off-CPU stacks at
+#     recorded with scheduler+TCP only (no engine events), + the engine
+#     events (slots of the engine's event ring, read by record with
+#     process_vm_readv; a USDT probe each before), + socket I/O, + off-CPU stacks at
 #     every blocking switch, + 49 Hz stack sampling (full), alternated in one
 #     run; events/s and bytes/event; where the BPF time goes (per-program
 #     run time from kernel.bpf_stats_enabled);
@@ -146,7 +147,7 @@ for round in 1 2 3; do
   nreq=$(sed -n 's/.*HTTP requests read by tracked processes: \([0-9]*\).*/\1/p' $T/rec.log)
   epr=$(awk -v e="$ev" -v r="${nreq:-0}" 'BEGIN { if (r > 0) printf "%.1f", e / r; else print "?" }')
   eprs+=("$epr")
-  printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | sched+tcp, no engine probes %8.1f | +engine probes %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f | full, frame-pointer stacks %8.1f  (full: %s events in %s s, sock_io %s, %s B/event, %s events per request)\n" \
+  printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | sched+tcp, no engine events %8.1f | +engine events %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f | full, frame-pointer stacks %8.1f  (full: %s events in %s s, sock_io %s, %s B/event, %s events per request)\n" \
     $round "${base[-1]}" "${floor[-1]}" "${noeng[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "${fullfp[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe" "$epr"
 done
 python3 - "${base[@]}" "${noeng[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" "${fullfp[@]}" "${floor[@]}" <<'PY'
@@ -159,8 +160,8 @@ with open(os.environ["GOALS"], "a") as g:
     g.write(f"overhead: full recording / untraced (req/s)|>= 0.90|{r:.3f}|{'yes' if r >= 0.9 else 'no'}\n")
     g.write(f"  its floor: empty programs on record's tracepoints / untraced|printed, no target|{s.median(fl)/m:.3f}|-\n")
 print(f"median req/s (ratio to untraced): untraced {m:.1f}; floor, empty programs on the same tracepoints "
-      f"{s.median(fl):.1f} ({s.median(fl)/m:.3f}); sched+tcp without engine probes "
-      f"{s.median(ne):.1f} ({s.median(ne)/m:.3f}); + engine USDT probes {s.median(n):.1f} ({s.median(n)/m:.3f}); "
+      f"{s.median(fl):.1f} ({s.median(fl)/m:.3f}); sched+tcp without engine events "
+      f"{s.median(ne):.1f} ({s.median(ne)/m:.3f}); + engine events (ring) {s.median(n):.1f} ({s.median(n)/m:.3f}); "
       f"+socket I/O {s.median(ns):.1f} ({s.median(ns)/m:.3f}); +off-CPU stacks {s.median(oc):.1f} "
       f"({s.median(oc)/m:.3f}); +49 Hz sampling {s.median(f):.1f} ({s.median(f)/m:.3f}); the same with "
       f"frame-pointer user stacks (--call-graph fp) {s.median(ffp):.1f} ({s.median(ffp)/m:.3f})")

@@ -54,6 +54,7 @@ static const struct {
 	[LS_EV_USTACK_RAW] = {"ustack_raw", offsetof(struct ls_ev_ustack_raw, data)},
 	[LS_EV_USTACK_EH] = {"ustack_eh", offsetof(struct ls_ev_ustack_eh, ips)},
 	[LS_EV_BLOCK_KSTACK] = {"block_kstack", sizeof(struct ls_ev_block_kstack)},
+	[LS_EV_ENGINE_RING] = {"engine_ring", sizeof(struct ls_ev_engine_ring)},
 	[LS_REC_USTACK] = {"ustack", sizeof(struct ls_rec_ustack)},
 	[LS_REC_STACK] = {"stack", sizeof(struct ls_rec_stack)},
 	[LS_REC_SYM] = {"sym", sizeof(struct ls_rec_sym)},

@@ -60,6 +60,6 @@ EXPORT void latsplit_gpu_launch(uint32_t correlation)
 
 EXPORT int latsplit_engine_attached(void)
 {
-	return latsplit_request_arrived_semaphore || latsplit_request_scheduled_semaphore ||
-	       latsplit_gpu_activity_semaphore;
+	return latsplit_event_ring_semaphore || latsplit_request_arrived_semaphore ||
+	       latsplit_request_scheduled_semaphore || latsplit_gpu_activity_semaphore;
 }

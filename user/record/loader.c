@@ -348,6 +348,21 @@ static int attach_tls(struct ls_bpf *b, const char *path)
 	return attached;
 }
 
+/* Whether process_vm_readv may read tracked processes: not when Yama's
+ * ptrace_scope is 3 (no attach, not even by root). */
+static bool ring_readable(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	int v = 0;
+
+	if (!f)
+		return true;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v != 3;
+}
+
 /* The engine USDT probes (provider "latsplit") in one file: probes attached. */
 static int attach_engine(struct ls_bpf *b, const char *path)
 {
@@ -360,6 +375,10 @@ static int attach_engine(struct ls_bpf *b, const char *path)
 
 		if (b->nengine_links == maxl)
 			break;
+		/* the event ring is read with process_vm_readv: where Yama
+		 * forbids that to everyone, the events stay probes */
+		if (!strcmp(bpf_program__name(p), "event_ring") && !ring_readable())
+			continue;
 		l = bpf_program__attach_usdt(p, -1, path, "latsplit", bpf_program__name(p), NULL);
 		if (!l)
 			continue;

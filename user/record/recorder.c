@@ -606,6 +606,12 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*h) || h->size > size)
 		return 0;
+	if (h->type == LS_EV_ENGINE_RING) { /* where to read; not itself written */
+		if (h->size >= sizeof(struct ls_ev_engine_ring))
+			ls_evrings_hello(&r->evr, data);
+		r->per_type[h->type]++;
+		return 0;
+	}
 	if (h->type == LS_EV_USTACK_EH) {
 		unwound_eh(r, data);
 		r->events++;
@@ -714,6 +720,13 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 		ls_recorder_proc_info(r, h->pid);
 		proc_new(r, h->pid, 0);
 	}
+	/* a ring's last events before its memory goes (a new image has its own) */
+	if (r->evr.n && h->type == LS_EV_PROC_EXEC)
+		ls_evrings_gone(&r->evr, h->pid, NULL, NULL);
+	else if (r->evr.n && h->type == LS_EV_PROC_EXIT &&
+		 h->size >= sizeof(struct ls_ev_proc_exit) &&
+		 ((const struct ls_ev_proc_exit *)data)->group_dead)
+		ls_evrings_gone(&r->evr, h->pid, ls_recorder_on_record, r);
 	return 0;
 }
 
@@ -864,7 +877,8 @@ void ls_recorder_drops(struct ls_recorder *r)
 	d->h.size = size;
 	d->h.ts = ls_now_ns();
 	d->ncpu = ncpu;
-	d->total = ls_bpf_drops(r->bpf, (unsigned long long *)(d + 1), ncpu);
+	/* events lost: the ring buffer's, and the engine rings' overwritten */
+	d->total = ls_bpf_drops(r->bpf, (unsigned long long *)(d + 1), ncpu) + r->evr.lost;
 	d->stack_errors = ls_bpf_stack_errors(r->bpf);
 	write_record(r, &d->h);
 	free(d);
@@ -880,6 +894,7 @@ void ls_recorder_drops(struct ls_recorder *r)
 
 void ls_recorder_free(struct ls_recorder *r)
 {
+	ls_evrings_free(&r->evr);
 	for (size_t i = 0; i < r->streams.cap; i++)
 		if (r->streams.keys[i])
 			stream_free(r->streams.vals[i]);

@@ -18,6 +18,7 @@
 #include "python.h"
 #include "unwind.h"
 #include "ehtab.h"
+#include "evring.h"
 #include "proc.h"
 #include "symbolize.h"
 
@@ -99,6 +100,7 @@ struct ls_recorder {
 	uint8_t h2_join[2 * LS_IO_MAX_CAPTURE]; /* a held header frame and what follows it */
 	size_t nheld;          /* records held back for the rest of a header frame */
 	__u64 oldest_held;     /* the oldest one's time (when nheld) */
+	struct ls_evrings evr; /* the engines' event rings (engine.h) */
 };
 
 

@@ -28,6 +28,7 @@
 #define DROPS_NS 1000000000ull  /* drop counters into the capture every 1 s */
 #define BACKUP_NS 20000000ull   /* skipped syscall-program runs, eh table misses: every 20 ms */
 #define SCAN_NS 100000000ull    /* new processes' probe files looked for every 100 ms */
+#define EVRING_NS 10000000ull   /* the engines' event rings read every 10 ms */
 #define CHECKPOINT_NS 5000000000ull /* stacks and their symbols every 5 s */
 #define LIVE_TICK_NS 250000000ull /* live analysis clock, flight-recorder dumps */
 
@@ -103,6 +104,12 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 		ws->records ? (double)ws->file_bytes / ws->records : 0.0);
 	fprintf(stderr, "  ring-buffer drops: %llu; writer stalls: %llu (%.1f ms)\n", drops,
 		(unsigned long long)ws->stalls, ws->stall_ns / 1e6);
+	if (r->per_type[LS_EV_ENGINE_RING] || r->evr.read)
+		fprintf(stderr, "  engine events read from the engines' rings: %llu; lost (overwritten "
+				"before read): %llu; rings whose process ended or exec'd first: %llu "
+				"(its last events may be missing); refused (not a ring): %llu; met "
+				"after a ring's worth of events (earlier ones may be missing): %llu\n",
+			r->evr.read, r->evr.lost, r->evr.gone, r->evr.bad, r->evr.met_late);
 	if (r->unwind) {
 		const struct ls_unwind_stats *u = ls_unwind_stats(r->unwind);
 		fprintf(stderr,
@@ -521,6 +528,7 @@ static int start_targets(struct ls_session *s)
 	}
 	probe_scan(s, true);
 	r->start_ts = ls_now_ns();
+	r->evr.since = r->start_ts;
 	if (s->go_fd >= 0 && stop_signal) { /* stopped while starting: the command never runs */
 		kill(s->child, SIGKILL);
 		close(s->go_fd);
@@ -617,7 +625,8 @@ static void run(struct ls_session *s)
 	struct ls_rec_opts *o = s->o;
 	struct ls_recorder *r = &s->r;
 	__u64 start = r->start_ts, last_tick = start, last_top = start, last_flush = start,
-	      last_drops = start, last_ckpt = start, last_backup = start, last_scan = start;
+	      last_drops = start, last_ckpt = start, last_backup = start, last_scan = start,
+	      last_evr = start;
 	__u64 top_every = o->top ? (__u64)(o->top->interval_s * 1e9) : 0;
 	__u64 end_ts = o->duration ? start + (__u64)(o->duration * 1e9) : 0;
 
@@ -638,6 +647,10 @@ static void run(struct ls_session *s)
 			break;
 		}
 		take_spans(s);
+		if (now - last_evr >= EVRING_NS) {
+			ls_evrings_poll(&r->evr, ls_recorder_on_record, r);
+			last_evr = now;
+		}
 		if (now - last_scan >= SCAN_NS) {
 			probe_scan(s, false);
 			last_scan = now;
@@ -693,6 +706,7 @@ static void stop_tracing(struct ls_session *s)
 	char err[512];
 
 	ls_bpf_poll(r->bpf, 0); /* events already in the ring buffer belong to the capture */
+	ls_evrings_poll(&r->evr, ls_recorder_on_record, r); /* and in the engines' rings */
 	if (s->child > 0 && !s->child_done) {
 		/* SIGTERM, then SIGKILL if it is still there 3 s later: a command
 		 * may ignore SIGTERM (unshare --fork waits for its child with
@@ -711,6 +725,7 @@ static void stop_tracing(struct ls_session *s)
 		}
 		s->child_done = s->child_killed = true;
 		ls_bpf_poll(r->bpf, 0);
+		ls_evrings_poll(&r->evr, ls_recorder_on_record, r);
 	}
 	if (s->raw_tty)
 		tcsetattr(0, TCSANOW, &s->tio_old);
@@ -722,6 +737,9 @@ static void stop_tracing(struct ls_session *s)
 	}
 	s->stop_ts = ls_now_ns(); /* tracing ends; stacks and symbols follow */
 	ls_bpf_detach(r->bpf);
+	/* the rings' last events: none come after the detach (the semaphore
+	 * is 0), those before it are the capture's as the probes' were */
+	ls_evrings_poll(&r->evr, ls_recorder_on_record, r);
 	ls_recorder_flush_held(r, UINT64_MAX);
 	ls_recorder_drops(r);
 	ls_recorder_stacks(r, o->symbolize);
