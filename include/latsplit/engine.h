@@ -100,7 +100,8 @@ struct ls_evring {
 	uint64_t slots; /* the address of slot 0 */
 	uint64_t read;  /* the agent's: the first index it has not read */
 	uint64_t told_ts; /* when the probe last fired */
-	uint64_t pad[2];
+	uint64_t base;  /* a forked child's first index: slots before it are its parent's */
+	uint64_t pad[1];
 	uint64_t head;  /* the next index (its own cache line) */
 	uint64_t pad2[7];
 };
@@ -168,7 +169,7 @@ __attribute__((visibility("hidden"), aligned(64))) struct ls_evring_slot
 	latsplit_evring_slots[LS_EVRING_SLOTS];
 __attribute__((visibility("hidden"), aligned(64))) struct ls_evring latsplit_evring = {
 	LS_EVRING_MAGIC, sizeof(struct ls_evring_slot), LS_EVRING_SLOTS, 0,
-	(uint64_t)(uintptr_t)latsplit_evring_slots, 0, 0, {0}, 0, {0}};
+	(uint64_t)(uintptr_t)latsplit_evring_slots, 0, 0, 0, {0}, 0, {0}};
 #else
 extern __attribute__((visibility("hidden"))) unsigned latsplit_evring_forks;
 extern __attribute__((visibility("hidden"))) struct ls_evring_slot latsplit_evring_slots[];
@@ -237,9 +238,15 @@ static inline void latsplit_evring_put(uint32_t kind, uint64_t id, uint32_t arg,
 }
 
 #ifdef LATSPLIT_ENGINE_DEFINE_SEMAPHORES
+/* In a forked child: its threads' tids are new, the ring's slots so far are
+ * its parent's, and the agent is told of the ring at its first event. */
 static void latsplit_evring_forked(void)
 {
+	struct ls_evring *r = &latsplit_evring;
+
 	__atomic_fetch_add(&latsplit_evring_forks, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->base, __atomic_load_n(&r->head, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&r->told, ~0ull, __ATOMIC_RELAXED);
 }
 
 __attribute__((constructor)) static void latsplit_evring_init(void)

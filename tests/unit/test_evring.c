@@ -43,6 +43,18 @@ static int take(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* take() without the pid check: another process's events */
+static int take_any(void *ctx, void *data, size_t size)
+{
+	struct got *g = ctx;
+
+	(void)size;
+	if (g->n < 64)
+		g->ev[g->n++] = *(const struct ls_ev_engine *)data;
+	g->total++;
+	return 0;
+}
+
 static struct ls_ev_engine_ring hello(__u64 head)
 {
 	struct ls_ev_engine_ring h = {.h = {.type = LS_EV_ENGINE_RING, .size = sizeof(h)}};
@@ -58,7 +70,7 @@ static void reset(struct ls_evrings *e)
 {
 	memset(latsplit_evring_slots, 0, sizeof(struct ls_evring_slot) * LS_EVRING_SLOTS);
 	latsplit_evring.head = latsplit_evring.read = latsplit_evring.told = 0;
-	latsplit_evring.told_ts = 0;
+	latsplit_evring.told_ts = latsplit_evring.base = 0;
 	latsplit_event_ring_semaphore = 1;
 	memset(e, 0, sizeof(*e));
 }
@@ -116,6 +128,47 @@ static void test_events(void **state)
 	assert_int_equal(e.n, 1);
 	LATSPLIT_FIRST_TOKEN(8);
 	assert_int_equal(ls_evrings_poll(&e, take, &g), 1);
+	ls_evrings_free(&e);
+}
+
+/* A forked child's ring: read from its own first event, not its parent's
+ * slots it holds a copy of (a pipe hands the child's events back). */
+static void test_fork(void **state)
+{
+	struct ls_evrings e;
+	struct got g = {.ordered = true};
+	struct ls_ev_engine_ring h;
+	int go[2], done[2];
+	char c;
+	pid_t child;
+
+	(void)state;
+	reset(&e);
+	LATSPLIT_FIRST_TOKEN(1);
+	LATSPLIT_FIRST_TOKEN(2);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	child = fork();
+	if (!child) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		LATSPLIT_FIRST_TOKEN(3);
+		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	h = hello(latsplit_evring.head); /* the child's probe at its first event */
+	h.h.pid = child;
+	ls_evrings_hello(&e, &h);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(read(done[0], &c, 1), 1);
+	size_t n = ls_evrings_poll(&e, take_any, &g);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	waitpid(child, NULL, 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(g.ev[0].req_id, 3);
+	assert_int_equal(g.ev[0].h.pid, child);
+	assert_int_equal(g.ev[0].h.tid, child);
 	ls_evrings_free(&e);
 }
 
@@ -271,7 +324,7 @@ int main(void)
 		cmocka_unit_test(test_events),  cmocka_unit_test(test_overrun),
 		cmocka_unit_test(test_partial), cmocka_unit_test(test_met_late),
 		cmocka_unit_test(test_refused), cmocka_unit_test(test_exit),
-		cmocka_unit_test(test_stale),
+		cmocka_unit_test(test_stale),   cmocka_unit_test(test_fork),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,8 @@ static int read_ring(struct ls_evrings *e, struct ls_evr *r, ls_evring_emit emit
 	head = h.head;
 	if (head < r->next) /* cannot go back: a new ring at the same place */
 		r->next = head;
+	if (r->next < h.base) /* a forked child's copy of its parent's slots */
+		r->next = h.base;
 	if (head - r->next > N) { /* overwritten before this read (ours: from r->from on) */
 		__u64 b = r->next > r->from ? r->next : r->from;
 		e->lost += head - N > b ? head - N - b : 0;
