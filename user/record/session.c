@@ -506,6 +506,9 @@ static int start_targets(struct ls_session *s)
 	struct ls_rec_opts *o = s->o;
 	struct ls_recorder *r = &s->r;
 
+	/* before any probe attaches: a ring's slots are written only while an
+	 * agent is attached, so those from here on belong to this recording */
+	r->evr.since = ls_now_ns();
 	for (int i = 0; i < o->nports; i++)
 		ls_bpf_track_port(r->bpf, o->ports[i], true);
 	if (o->command) {
@@ -528,7 +531,6 @@ static int start_targets(struct ls_session *s)
 	}
 	probe_scan(s, true);
 	r->start_ts = ls_now_ns();
-	r->evr.since = r->start_ts;
 	if (s->go_fd >= 0 && stop_signal) { /* stopped while starting: the command never runs */
 		kill(s->child, SIGKILL);
 		close(s->go_fd);
