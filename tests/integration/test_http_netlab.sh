@@ -4,9 +4,10 @@
 #    (--read-delay-ms) and logs when its sleep began and when it had read the
 #    request (--truth): queueing.socket must lie between that sleep's length
 #    less 2 ms (the request may arrive just after the sleep began) and the
-#    time from the sleep's start to the read plus 2 ms (it may arrive just
-#    before). An overshooting sleep, or a woken thread waiting for a CPU (8.8
-#    ms seen once on this 2-CPU VM), is real queueing and in the truth;
+#    time from its connection's accept to the read plus 2 ms (it may arrive
+#    before the connection's thread starts its sleep: 2.08 ms before, once).
+#    An overshooting sleep, or a woken thread waiting for a CPU (8.8 ms seen
+#    once on this 2-CPU VM), is real queueing and in the truth;
 #  - drain: a 300 KB response written at once into a 4 MB send buffer;
 #    network.drain must be within 10% of what tbf's rate predicts;
 #  - send-blocked: the same response into a 16 KB send buffer: the write
@@ -51,7 +52,7 @@ for r in rs:
         bad.append((r["x_request_id"], q, "no truth"))
         continue
     lo = (t["t_delay"][1] - t["t_delay"][0] - 2_000_000) / 1e6
-    hi = (t["t_read"] - t["t_delay"][0] + 2_000_000) / 1e6
+    hi = (t["t_read"] - min(t["t_delay"][0], t["t_accepted"] or t["t_delay"][0]) + 2_000_000) / 1e6
     rows.append(f"{q / 1e6:.2f} in {lo:.2f}..{hi:.2f}")
     if not lo <= q / 1e6 <= hi:
         bad.append((r["x_request_id"], q / 1e6, lo, hi))

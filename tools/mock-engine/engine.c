@@ -284,13 +284,13 @@ void engine_truth_request(const struct ereq *r)
 		"{\"req\":%llu,\"x_request_id\":\"%s\",\"prompt_tokens\":%d,\"tokens\":%d,"
 		"\"preemptions\":%d,\"t_read\":%llu,\"t_queued\":%llu,\"t_sched\":%llu,"
 		"\"t_queued_hi\":%llu,\"t_sched_hi\":%llu,\"t_first\":%llu,\"t_out\":%llu,"
-		"\"t_delay\":[%llu,%llu],\"steps\":[",
+		"\"t_delay\":[%llu,%llu],\"t_accepted\":%llu,\"steps\":[",
 		(unsigned long long)r->id, r->xrid, r->prompt_tokens, r->produced, r->preemptions,
 		(unsigned long long)r->t_read, (unsigned long long)r->t_queued,
 		(unsigned long long)r->t_sched, (unsigned long long)r->t_queued_hi,
 		(unsigned long long)r->t_sched_hi, (unsigned long long)r->t_first,
 		(unsigned long long)r->t_out, (unsigned long long)r->t_delay_b,
-		(unsigned long long)r->t_delay_e);
+		(unsigned long long)r->t_delay_e, (unsigned long long)r->t_accepted);
 	for (int i = 0; i < r->nsteps; i++)
 		fprintf(ecfg.truth, "%s%llu", i ? "," : "", (unsigned long long)r->steps[i]);
 	fprintf(ecfg.truth, "],\"fe\":[");

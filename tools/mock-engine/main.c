@@ -60,6 +60,7 @@ struct request {
 	int max_tokens;
 	size_t body_len;
 	uint64_t delay_b, delay_e; /* --read-delay-ms: the sleep before the read (0: none) */
+	uint64_t accepted;         /* its connection's accept, for the first request on it (else 0) */
 };
 
 static void sleep_ms(double ms)
@@ -92,6 +93,7 @@ static int send_all(int fd, const char *buf, size_t len)
 /* Connection input buffer: requests may arrive split or pipelined. */
 struct conn {
 	int fd;
+	uint64_t accepted; /* when accept returned it (truth: its first request came no earlier) */
 	char buf[65536];
 	size_t len;
 };
@@ -242,6 +244,7 @@ static int serve_request(int fd, const struct request *req, long id)
 	r->t_read = mono_ns();
 	r->t_delay_b = req->delay_b;
 	r->t_delay_e = req->delay_e;
+	r->t_accepted = req->accepted;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	engine_submit(r);
@@ -345,6 +348,8 @@ static void *conn_main(void *arg)
 			break;
 		req.delay_b = delay_b;
 		req.delay_e = delay_e;
+		req.accepted = c->accepted;
+		c->accepted = 0;
 		long id = __sync_add_and_fetch(&served, 1);
 		int rc;
 
@@ -527,6 +532,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		c->fd = fd;
+		c->accepted = mono_ns();
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&t, &attr, conn_main, c)) {

@@ -54,6 +54,7 @@ struct ereq {
 	/* --read-delay-ms: the front end's sleep before reading it, from its
 	 * start to the thread's return from it (0, 0: none) */
 	uint64_t t_delay_b, t_delay_e;
+	uint64_t t_accepted; /* its connection's accept, when it is the first request there (else 0) */
 	uint64_t *steps; /* indices of the steps it took part in */
 	int nsteps, capsteps;
 	/* the front end's CPU work for this request: from a token being ready
