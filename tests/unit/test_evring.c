@@ -292,6 +292,15 @@ static void test_refused(void **state)
 	assert_int_equal(ls_evrings_poll(&e, take, &g), 0);
 	assert_int_equal(e.gone, 1);
 	assert_int_equal(e.n, 0);
+
+	/* refused at its process's exit too: counted as refused, not ended */
+	h = hello(0);
+	h.addr = (__u64)(uintptr_t)&g;
+	ls_evrings_hello(&e, &h);
+	ls_evrings_gone(&e, getpid(), take, &g);
+	assert_int_equal(e.bad, 2);
+	assert_int_equal(e.gone, 1);
+	assert_int_equal(e.n, 0);
 	ls_evrings_free(&e);
 }
 

@@ -139,19 +139,20 @@ static int read_ring(struct ls_evrings *e, struct ls_evr *r, ls_evring_emit emit
 	return 0;
 }
 
+/* Ring k read (emit NULL: its memory is gone already, exec). A failure is
+ * counted unless the ring was read to the head its process told at exit:
+ * then nothing is missing. */
 static int read_at(struct ls_evrings *e, size_t k, ls_evring_emit emit, void *ctx, size_t *count)
 {
-	int rc = read_ring(e, &e->v[k], emit, ctx, count);
+	const struct ls_evr *r = &e->v[k];
+	int rc = emit ? read_ring(e, &e->v[k], emit, ctx, count) : -ESRCH;
 
-	if (rc && rc != -ENOMEM && e->v[k].final && e->v[k].next >= e->v[k].final)
-		return rc; /* ended, read to its last event */
-	if (rc && rc != -ENOMEM) {
-		e->last_errno = -rc;
-		if (rc == -EPROTO)
-			e->bad++;
-		else
-			e->gone++;
-	}
+	if (!rc || rc == -ENOMEM || (r->final && r->next >= r->final))
+		return rc;
+	if (rc == -EPROTO)
+		e->bad++;
+	else
+		e->gone++;
 	return rc;
 }
 
@@ -178,9 +179,7 @@ void ls_evrings_gone(struct ls_evrings *e, pid_t pid, ls_evring_emit emit, void 
 			k++;
 			continue;
 		}
-		/* read to the head it told at exit: nothing missing */
-		if (!emit || (read_ring(e, &e->v[k], emit, ctx, &count) &&
-			      !(e->v[k].final && e->v[k].next >= e->v[k].final)))
+		if (read_at(e, k, emit, ctx, &count) == -ENOMEM) /* no later read */
 			e->gone++;
 		forget(e, k);
 	}

@@ -33,7 +33,6 @@ struct ls_evrings {
 	/* rings first read full of this recording's events (its start more
 	 * than a ring's worth back): earlier ones of ours may be gone, uncounted */
 	unsigned long long met_late;
-	int last_errno;          /* the last read's failure (0: none) */
 };
 
 /* The record one slot becomes (the callback's argument). */
