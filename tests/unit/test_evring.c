@@ -265,7 +265,8 @@ static void test_met_late(void **state)
 }
 
 /* Not a ring (wrong magic), and a process that is gone: refused and
- * counted, forgotten. */
+ * counted once, read no more (the hellos met after that count nothing),
+ * forgotten at their process's exit. */
 static void test_refused(void **state)
 {
 	struct ls_evrings e;
@@ -280,6 +281,11 @@ static void test_refused(void **state)
 	ls_evrings_hello(&e, &h);
 	assert_int_equal(ls_evrings_poll(&e, take, &g), 0);
 	assert_int_equal(e.bad, 1);
+	ls_evrings_hello(&e, &h); /* the next periodic hello */
+	assert_int_equal(ls_evrings_poll(&e, take, &g), 0);
+	assert_int_equal(e.bad, 1);
+	ls_evrings_gone(&e, getpid(), take, &g);
+	assert_int_equal(e.bad, 1);
 	assert_int_equal(e.n, 0);
 
 	child = fork();
@@ -291,6 +297,12 @@ static void test_refused(void **state)
 	ls_evrings_hello(&e, &h);
 	assert_int_equal(ls_evrings_poll(&e, take, &g), 0);
 	assert_int_equal(e.gone, 1);
+	/* its hello at exit, met after the read that found it gone */
+	h.head = 5 | LS_EVRING_FINAL;
+	ls_evrings_hello(&e, &h);
+	assert_int_equal(ls_evrings_poll(&e, take, &g), 0);
+	ls_evrings_gone(&e, child, take, &g);
+	assert_int_equal(e.gone, 1);
 	assert_int_equal(e.n, 0);
 
 	/* refused at its process's exit too: counted as refused, not ended */
@@ -301,6 +313,33 @@ static void test_refused(void **state)
 	assert_int_equal(e.bad, 2);
 	assert_int_equal(e.gone, 1);
 	assert_int_equal(e.n, 0);
+	ls_evrings_free(&e);
+}
+
+/* A ring given up on, then a ring there again (a new process with its pid):
+ * the next hello has it read. */
+static void test_revived(void **state)
+{
+	struct ls_evrings e;
+	struct got g = {.ordered = true};
+	struct ls_ev_engine_ring h;
+
+	(void)state;
+	attached(&e);
+	latsplit_evring.magic = 0;
+	assert_int_equal(ls_evrings_poll(&e, take, &g), 0);
+	assert_int_equal(e.bad, 1);
+	latsplit_evring.magic = LS_EVRING_MAGIC;
+	LATSPLIT_FIRST_TOKEN(3);
+	assert_int_equal(ls_evrings_poll(&e, take, &g), 0); /* given up on */
+	h = hello(latsplit_evring.head);
+	ls_evrings_hello(&e, &h);
+	LATSPLIT_FIRST_TOKEN(4);
+	assert_int_equal(ls_evrings_poll(&e, take, &g), 2);
+	assert_int_equal(g.ev[0].req_id, 3);
+	assert_int_equal(g.ev[1].req_id, 4);
+	assert_int_equal(e.bad, 1);
+	assert_int_equal(e.n, 1);
 	ls_evrings_free(&e);
 }
 
@@ -332,7 +371,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_events),  cmocka_unit_test(test_overrun),
 		cmocka_unit_test(test_partial), cmocka_unit_test(test_met_late),
-		cmocka_unit_test(test_refused), cmocka_unit_test(test_exit),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_revived), cmocka_unit_test(test_exit),
 		cmocka_unit_test(test_stale),   cmocka_unit_test(test_fork),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

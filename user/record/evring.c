@@ -26,19 +26,41 @@ static int vm_read(pid_t pid, __u64 addr, void *to, size_t n)
 	return got < 0 ? -errno : -EIO;
 }
 
+/* The ring header at addr in pid: 0, -errno when it cannot be read, -EPROTO
+ * when it is not a ring of this layout. */
+static int read_hdr(pid_t pid, __u64 addr, struct ls_evring *h)
+{
+	int rc = vm_read(pid, addr, h, sizeof(*h));
+
+	if (rc)
+		return rc;
+	if (h->magic != LS_EVRING_MAGIC || h->slot_size != SLOT || h->nslots != N || !h->slots)
+		return -EPROTO;
+	return 0;
+}
+
 void ls_evrings_hello(struct ls_evrings *e, const struct ls_ev_engine_ring *rec)
 {
 	__u64 head = rec->head & ~LS_EVRING_FINAL, final = rec->head & LS_EVRING_FINAL ? head : 0;
+	struct ls_evr nr = {(pid_t)rec->h.pid, rec->addr, 0, head > N ? head - N : 0, final, head};
+	struct ls_evring h;
 
-	for (size_t i = 0; i < e->n; i++)
-		if (e->v[i].pid == (pid_t)rec->h.pid && e->v[i].addr == rec->addr) {
-			if (final)
-				e->v[i].final = final;
-			return;
-		}
+	for (size_t i = 0; i < e->n; i++) {
+		struct ls_evr *r = &e->v[i];
+
+		if (r->pid != nr.pid || r->addr != nr.addr)
+			continue;
+		/* a ring given up on (counted) stays so, unless a new process
+		 * with its pid has a ring there: a hello sent before the old
+		 * one's end and met after it must not count it twice */
+		if (r->dead && !read_hdr(nr.pid, nr.addr, &h))
+			*r = nr;
+		else if (final)
+			r->final = final;
+		return;
+	}
 	GROW(e->v, e->n, e->cap);
-	e->v[e->n++] = (struct ls_evr){(pid_t)rec->h.pid, rec->addr, 0, head > N ? head - N : 0,
-				       final, head};
+	e->v[e->n++] = nr;
 }
 
 static void forget(struct ls_evrings *e, size_t i)
@@ -69,10 +91,8 @@ static int read_ring(struct ls_evrings *e, struct ls_evr *r, ls_evring_emit emit
 	__u64 head, head2, i;
 	int rc;
 
-	if ((rc = vm_read(r->pid, r->addr, &h, sizeof(h))))
+	if ((rc = read_hdr(r->pid, r->addr, &h)))
 		return rc;
-	if (h.magic != LS_EVRING_MAGIC || h.slot_size != SLOT || h.nslots != N || !h.slots)
-		return -EPROTO;
 	r->slots = h.slots;
 	head = h.head;
 	if (head < r->next) /* cannot go back: a new ring at the same place */
@@ -160,12 +180,13 @@ size_t ls_evrings_poll(struct ls_evrings *e, ls_evring_emit emit, void *ctx)
 {
 	size_t count = 0;
 
-	for (size_t k = 0; k < e->n;) {
+	for (size_t k = 0; k < e->n; k++) {
+		if (e->v[k].dead)
+			continue;
+		/* given up on (counted), kept until its process's exit */
 		int rc = read_at(e, k, emit, ctx, &count);
 		if (rc && rc != -ENOMEM)
-			forget(e, k);
-		else
-			k++;
+			e->v[k].dead = true;
 	}
 	return count;
 }
@@ -179,8 +200,8 @@ void ls_evrings_gone(struct ls_evrings *e, pid_t pid, ls_evring_emit emit, void 
 			k++;
 			continue;
 		}
-		if (read_at(e, k, emit, ctx, &count) == -ENOMEM) /* no later read */
-			e->gone++;
+		if (!e->v[k].dead && read_at(e, k, emit, ctx, &count) == -ENOMEM)
+			e->gone++; /* no later read */
 		forget(e, k);
 	}
 }

@@ -20,6 +20,9 @@ struct ls_evrings {
 		__u64 next;  /* the first index not read yet */
 		__u64 final; /* the head its process told at exit (0: not yet) */
 		__u64 from;  /* the head when the probe told us: older slots may predate us */
+		/* could no longer be read (counted once): kept until its process's
+		 * exit so that a hello met after that is not a new ring */
+		bool dead;
 	} *v;
 	size_t n, cap;
 	void *buf; /* one ring's worth of slots, copied */
@@ -43,10 +46,12 @@ typedef int (*ls_evring_emit)(void *ctx, void *data, size_t size);
  * e->since skipped: the probe fires once a second, not at once); a ring
  * already known keeps its place. */
 void ls_evrings_hello(struct ls_evrings *e, const struct ls_ev_engine_ring *rec);
-/* Reads every ring's new events into emit. Returns how many. */
+/* Reads every ring's new events into emit. Returns how many. A ring that
+ * cannot be read is counted and read no more. */
 size_t ls_evrings_poll(struct ls_evrings *e, ls_evring_emit emit, void *ctx);
 /* pid exits: its rings read one last time (emit NULL: it exec'd, they are
- * gone already, and counted), then forgotten. */
+ * gone already, and counted), then forgotten. A ring given up on earlier is
+ * not counted again. */
 void ls_evrings_gone(struct ls_evrings *e, pid_t pid, ls_evring_emit emit, void *ctx);
 void ls_evrings_free(struct ls_evrings *e);
 
