@@ -7,13 +7,17 @@
 #    the reader at exit); every request's scheduled event carries the time
 #    the engine's own truth log gives (between its mark and the call's
 #    return), and record counts nothing lost;
+#  - exit_wait: the same, with record stopped (SIGSTOP) from before the
+#    last request until 250 ms after it: the engine, exiting meanwhile, waits
+#    for record to read its last events (the wait is what keeps them: without
+#    it they are gone with the process, counted as such);
 #  - attach: `record -p` while the engine is serving: the ring is met by its
 #    once-a-second probe and read back; every request that began after the
 #    recording started and ended 50 ms before it did (99% of them) is joined
 #    by its events, and none is lost.
 # Truth: the mock engine's --truth log and loadgen's own log.
 source "$(dirname "$0")/lib.sh"
-require_root engine_ring.exit engine_ring.attach
+require_root engine_ring.exit engine_ring.exit_wait engine_ring.attach
 
 # ring_line LOG: record's summary line of the rings
 ring_line() { grep -o "engine events read from the engines' rings: .*" "$1"; }
@@ -44,6 +48,26 @@ print(("PASS" if ok else "FAIL") + f" engine_ring.exit: {len(ev)} engine events 
       f" the engine logged, {fin} finished (the last ones written just before it exited), {joined}"
       f" joined by events; scheduled events outside the engine's own [mark, return]: {off[:4]};"
       f" record: {line}")
+PY
+
+# --- exit_wait
+rm -f "$T/ready"
+start_recording "$T/wait.data" "$T/ready" -- "$ENGINE" --port 18473 --bind 127.0.0.1 --token-ms 1 \
+  --max-requests 10 --ready-file "$T/ready" ||
+  fail "engine_ring.exit_wait: engine did not start"
+"$LOADGEN" --port 18473 -c 1 -n 9 --stream --max-tokens 4 --id-prefix w- 2>/dev/null
+sleep 0.1 # record has read the first 9 requests' events (it reads every 10 ms)
+kill -STOP "$RPID"
+"$LOADGEN" --port 18473 -c 1 -n 1 --stream --max-tokens 4 --id-prefix z- 2>/dev/null
+sleep 0.25 # the engine exits meanwhile, waiting at most 500 ms for the reader
+kill -CONT "$RPID"
+wait "$RPID"
+python3 - "$(ring_line "$T/wait.data.log")" <<'PY'
+import sys
+line = sys.argv[1]
+ok = ": 50; lost (overwritten before read): 0; rings whose process ended or exec'd first: 0" in line
+print(("PASS" if ok else "FAIL") + f" engine_ring.exit_wait: record stopped across the engine's last"
+      f" request and exit; 50 events expected, none missing; record: {line}")
 PY
 
 # --- attach
