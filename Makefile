@@ -204,21 +204,24 @@ $(BUILD)/bench-capture: tests/bench/bench_capture.c $(LIB_OBJS)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread -lm $(CORE_LIBS)
 
 FUZZ_SECONDS ?= 60
+# as the build's own sources are compiled (gnu11 with _GNU_SOURCE: memmem and
+# friends declared), an undeclared function an error, not a pointer cut to int
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iinclude $(USER_INCLUDES) -D_GNU_SOURCE \
+	-Werror=implicit-function-declaration -Werror=int-conversion \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 $(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/core/http.c user/core/http.h | $(BUILD)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) -std=gnu11 -g -O1 $(USER_INCLUDES) -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_http.c user/core/http.c
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_http.c user/core/http.c
 
 # Everything that reads a capture (reader, formatters, analysis core).
 $(BUILD)/fuzz-capture: tests/fuzz/fuzz_capture.c $(LIB_SRCS) $(USER_HDRS) include/latsplit/*.h | $(BUILD)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) -std=gnu11 -g -O1 -Iinclude $(USER_INCLUDES) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_capture.c $(LIB_SRCS) -lz -lelf -lm -lpthread $(CORE_LIBS)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_capture.c $(LIB_SRCS) -lz -lelf -lm \
+		-lpthread $(CORE_LIBS)
 
 $(BUILD)/fuzz-h2: tests/fuzz/fuzz_h2.c user/core/h2.c user/core/h2.h user/core/redact.c | $(BUILD)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) -std=gnu11 -g -O1 $(USER_INCLUDES) -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ tests/fuzz/fuzz_h2.c user/core/h2.c user/core/redact.c \
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_h2.c user/core/h2.c user/core/redact.c \
 		user/core/http.c -lnghttp2
 
 fuzz: $(BUILD)/fuzz-http $(BUILD)/fuzz-h2 $(BUILD)/fuzz-capture
