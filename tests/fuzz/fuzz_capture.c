@@ -116,6 +116,8 @@ static void consume(struct ls_reader *rd)
 	if (ls_reader_header(rd)->reserved[0] & 1)
 		ls_analysis_live(&a); /* the live ordering window too */
 	while (ls_reader_next(rd, &rec) == 1) {
+		if (!(ls_reader_header(rd)->reserved[0] & 1)) /* a file: its frames tell */
+			ls_analysis_floor(&a, ls_reader_floor(rd));
 		ls_format_record(sink(), rec, 0, false);
 		ls_format_record(sink(), rec, 0, true);
 		ls_stack_loader_add(&sl, rec);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,18 +126,36 @@ static int teardown_corpus(void **state)
 	return 0;
 }
 
+/* ls_reader_floor after each of n records (ts[k], floor[k]): no record
+ * after the k-th is older than floor[k]. */
+static void check_floors(const __u64 *ts, const __u64 *floor, int n)
+{
+	__u64 least = UINT64_MAX; /* of the records after k */
+
+	for (int k = n - 1; k >= 0; k--) {
+		assert_true(floor[k] <= least);
+		if (ts[k] < least)
+			least = ts[k];
+	}
+}
+
 /* Reads `path`; checks every record returned is the next original in a
- * subsequence of C.recs (exact prefix when `prefix`). Returns the count. */
+ * subsequence of C.recs (exact prefix when `prefix`), and the reader's
+ * floors. Returns the count. */
 static int read_check(const char *path, bool prefix, struct ls_reader_stats *st_out)
 {
 	struct ls_reader *r;
 	const struct ls_hdr *h;
 	char err[256];
 	int got = 0, at = 0;
+	static __u64 ts[MAXREC], floor[MAXREC];
 
 	if (ls_reader_open(&r, path, err, sizeof(err)) < 0)
 		return -1;
 	while (ls_reader_next(r, &h) == 1) {
+		assert_true(got < MAXREC);
+		ts[got] = h->ts;
+		floor[got] = ls_reader_floor(r);
 		if (prefix) {
 			assert_true(at < C.n);
 			assert_memory_equal(h, C.recs[at], h->size);
@@ -150,6 +169,7 @@ static int read_check(const char *path, bool prefix, struct ls_reader_stats *st_
 		}
 		got++;
 	}
+	check_floors(ts, floor, got);
 	if (st_out)
 		*st_out = *ls_reader_stats(r);
 	ls_reader_close(r);
@@ -368,6 +388,96 @@ static void test_order_nearly_sorted(void **state)
 	ls_order_free(o);
 }
 
+/* Records out of order across frames (one in 64 late by up to 120 records,
+ * some 3 frames): the floors hold for every record, rise as frames are
+ * read, and with them a reorder buffer whose window never passes releases
+ * the records in order while it holds at most a few frames' worth. */
+static void test_reader_floor(void **state)
+{
+	enum { N = 3000 };
+	struct ls_writer_opts opts = {.block_size = 2048, .nblocks = 2};
+	char *argv[] = {"latsplit", "record"};
+	static __u64 ts[N], floor[N];
+	struct ls_file_hdr hdr;
+	struct ls_writer *w;
+	struct ls_reader *r;
+	struct ls_order *o = ls_order_new(UINT64_MAX / 2);
+	struct ls_hdr rec = {.type = LS_EV_PROC_EXIT, .size = sizeof(struct ls_ev_proc_exit)};
+	unsigned char buf[sizeof(struct ls_ev_proc_exit)] = {0};
+	const struct ls_hdr *h, *out;
+	char path[80], err[256];
+	__u64 seed = 3, last = 0;
+	int n = 0, outs = 0, held = 0, most = 0, rises = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s.floor", C.path);
+	unlink(path);
+	ls_file_hdr_init(&hdr, 2, argv);
+	assert_int_equal(ls_writer_open(&w, path, &hdr, &opts), 0);
+	for (int i = 0; i < N; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		rec.ts = 1000000 + 100ull * i - (seed >> 58 == 0 ? (seed >> 20) % 12000 : 0);
+		memcpy(buf, &rec, sizeof(rec));
+		assert_int_equal(ls_writer_append(w, (struct ls_hdr *)buf), 0);
+	}
+	assert_int_equal(ls_writer_close(w, NULL, NULL), 0);
+	assert_int_equal(ls_reader_open(&r, path, err, sizeof(err)), 0);
+	while (ls_reader_next(r, &h) == 1) {
+		ts[n] = h->ts;
+		floor[n] = ls_reader_floor(r);
+		rises += n && floor[n] > floor[n - 1];
+		ls_order_floor(o, floor[n]);
+		assert_int_equal(ls_order_push(o, h), 0);
+		held++;
+		while ((out = ls_order_pop(o, false))) {
+			assert_true(out->ts >= last);
+			last = out->ts;
+			outs++, held--;
+		}
+		most = held > most ? held : most;
+		n++;
+	}
+	assert_int_equal(n, N);
+	check_floors(ts, floor, n);
+	assert_true(rises > 20); /* frames of ~50 records: the floor follows them */
+	assert_true(most < 400);  /* not the whole capture */
+	while ((out = ls_order_pop(o, true))) {
+		assert_true(out->ts >= last);
+		last = out->ts;
+		outs++;
+	}
+	assert_int_equal(outs, N);
+	assert_int_equal(ls_order_late(o), 0);
+	ls_order_free(o);
+	ls_reader_close(r);
+	unlink(path);
+}
+
+/* A floor that a record then belies (a frame header that lied): the record
+ * is let through out of order and counted late, as past the window. */
+static void test_order_floor_belied(void **state)
+{
+	struct ls_order *o = ls_order_new(1000);
+	struct ls_hdr h = {.type = 1, .size = sizeof(h)};
+	const struct ls_hdr *out;
+
+	(void)state;
+	h.ts = 50;
+	assert_int_equal(ls_order_push(o, &h), 0);
+	assert_null(ls_order_pop(o, false)); /* the window holds it */
+	ls_order_floor(o, 60);
+	out = ls_order_pop(o, false);
+	assert_non_null(out);
+	assert_int_equal(out->ts, 50);
+	h.ts = 40;
+	assert_int_equal(ls_order_push(o, &h), 0);
+	out = ls_order_pop(o, false);
+	assert_non_null(out);
+	assert_int_equal(out->ts, 40);
+	assert_int_equal(ls_order_late(o), 1);
+	ls_order_free(o);
+}
+
 /* Records of many sizes, through several of the reorder buffer's 1 MiB
  * chunks (in-order copies) and the heap (late ones): each comes out whole,
  * in order; records still queued at ls_order_free are let go (ASan). */
@@ -425,6 +535,8 @@ int main(void)
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_order_nearly_sorted),
 		cmocka_unit_test(test_order_chunks),
+		cmocka_unit_test(test_reader_floor),
+		cmocka_unit_test(test_order_floor_belied),
 	};
 	return cmocka_run_group_tests_name("capture", tests, setup_corpus, teardown_corpus);
 }

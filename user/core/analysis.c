@@ -755,6 +755,12 @@ int ls_analysis_push(struct ls_analysis *a, const struct ls_hdr *rec)
 	return a->failed ? -1 : 0;
 }
 
+void ls_analysis_floor(struct ls_analysis *a, uint64_t floor)
+{
+	if (a->ord)
+		ls_order_floor(a->ord, floor);
+}
+
 int ls_analysis_advance(struct ls_analysis *a, uint64_t now)
 {
 	const struct ls_hdr *rec;
@@ -818,12 +824,14 @@ int ls_analysis_run(struct ls_analysis *a, const char *path, const struct ls_sin
 		return -1;
 	if (ls_analysis_begin(a, ls_reader_header(a->rd), sinks, nsinks, err, len))
 		goto fail;
-	while ((more = ls_reader_next(a->rd, &rec)) == 1)
+	while ((more = ls_reader_next(a->rd, &rec)) == 1) {
+		ls_analysis_floor(a, ls_reader_floor(a->rd));
 		if (ls_analysis_push(a, rec)) {
 			snprintf(err, len, "%s", ls_analysis_error(a));
 			ls_analysis_free(a);
 			return -1;
 		}
+	}
 	if (ls_analysis_end(a, err, len)) {
 		ls_analysis_free(a);
 		return -1;

@@ -133,6 +133,10 @@ void ls_analysis_live(struct ls_analysis *a);
 /* One record, in the order the source has it. 0, or -1 (out of memory, or
  * a sink failed: ls_analysis_error). */
 int ls_analysis_push(struct ls_analysis *a, const struct ls_hdr *rec);
+/* A file's reader knows it (ls_reader_floor): no record to come is older
+ * than floor. Records older go on at once, not a window later: the order
+ * is the same, and the reorder buffer holds only what is out of order. */
+void ls_analysis_floor(struct ls_analysis *a, uint64_t floor);
 /* A live source's clock (CLOCK_MONOTONIC now): records older than the
  * ordering window will not come, so what waits on them may go on when the
  * host is quiet. Never called on a file (it has no clock). */

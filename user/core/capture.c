@@ -497,6 +497,15 @@ struct ls_reader {
 	struct ls_reader_stats st;
 	z_stream zs; /* raw inflate, reset per frame */
 	bool zs_ok;
+	/* ls_reader_floor: the frames' offsets, in file order, and the least
+	 * ts_first of each frame and all after it (from their headers) */
+	struct frame_floor {
+		size_t off;
+		__u64 floor;
+	} *floors;
+	size_t nfloors, fcur; /* fcur: the frame being read (or past the last) */
+	bool floors_done;
+	size_t frame_off; /* where the frame being read began */
 };
 
 /* Reading is sequential: pages behind the frame being read are handed back
@@ -804,6 +813,7 @@ static bool load_frame(struct ls_reader *r)
 			r->off = next_off;
 			continue;
 		}
+		r->frame_off = r->off;
 		r->off = next_off;
 		r->raw_len = rawlen;
 		r->raw_off = 0;
@@ -818,6 +828,65 @@ static bool load_frame(struct ls_reader *r)
 	}
 	r->done = true;
 	return false;
+}
+
+/* The frame headers from the first frame on, walked as load_frame walks
+ * them (past damage by resync, to a header whose frame is cut), and each
+ * one's floor. No floors (0) when there is no memory for them. */
+static void scan_floors(struct ls_reader *r)
+{
+	size_t off = sizeof(r->hdr), cap = 0;
+	struct ls_frame_hdr fh;
+
+	r->floors_done = true;
+	while (off + sizeof(fh) <= r->size) {
+		memcpy(&fh, r->map + off, sizeof(fh));
+		if (!frame_hdr_valid(&fh)) {
+			if ((off = resync(r, off + 1)) == SIZE_MAX)
+				break;
+			continue;
+		}
+		if (fh.comp_len > r->size - off - sizeof(fh))
+			break;
+		if (r->nfloors == cap) {
+			struct frame_floor *f = realloc(r->floors, (cap = cap ? 2 * cap : 256) * sizeof(*f));
+			if (!f) {
+				free(r->floors);
+				r->floors = NULL;
+				r->nfloors = 0;
+				return;
+			}
+			r->floors = f;
+		}
+		r->floors[r->nfloors++] = (struct frame_floor){off, fh.ts_first};
+		off += sizeof(fh) + fh.comp_len;
+	}
+	for (size_t i = r->nfloors; i-- > 1;)
+		if (r->floors[i].floor < r->floors[i - 1].floor)
+			r->floors[i - 1].floor = r->floors[i].floor;
+	/* the walk touched a page per frame: not kept in RSS ahead of reading */
+	if (!r->borrowed && r->size > r->off + 4096) {
+		size_t from = (r->off + 4095) & ~(size_t)4095;
+		madvise((void *)(r->map + from), r->size - from, MADV_DONTNEED);
+	}
+}
+
+__u64 ls_reader_floor(struct ls_reader *r)
+{
+	size_t k;
+
+	if (!r->floors_done)
+		scan_floors(r);
+	if (!r->nfloors)
+		return 0;
+	/* the frame being read: the first whose offset is not below its start
+	 * (frames skipped as damaged only made the floor lower) */
+	while (r->fcur < r->nfloors && r->floors[r->fcur].off < r->frame_off)
+		r->fcur++;
+	k = r->fcur;
+	if (k < r->nfloors && r->floors[k].off == r->frame_off && r->raw_seen == r->raw_nrec)
+		k++; /* read whole */
+	return k < r->nfloors ? r->floors[k].floor : UINT64_MAX;
 }
 
 int ls_reader_next(struct ls_reader *r, const struct ls_hdr **rec)
@@ -891,6 +960,7 @@ void ls_reader_close(struct ls_reader *r)
 	free(r->raw);
 	free(r->cols);
 	free(r->whole);
+	free(r->floors);
 	if (r->zs_ok)
 		inflateEnd(&r->zs);
 	free(r);

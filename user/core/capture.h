@@ -78,6 +78,12 @@ int ls_reader_open_mem(struct ls_reader **out, const void *buf, size_t len, char
 const struct ls_file_hdr *ls_reader_header(const struct ls_reader *r);
 /* Next record: 1 and *rec set (valid until the next call), 0 at end. */
 int ls_reader_next(struct ls_reader *r, const struct ls_hdr **rec);
+/* No record a later ls_reader_next returns is older than this: the least
+ * ts_first (frame header) of the frame being read and those after it, or of
+ * those after it once it is read whole; UINT64_MAX when none follow; 0 when
+ * unknown. The first call walks the frame headers. A frame whose records
+ * belie its header shows as records out of order (ls_order_late). */
+__u64 ls_reader_floor(struct ls_reader *r);
 const struct ls_reader_stats *ls_reader_stats(const struct ls_reader *r);
 void ls_reader_close(struct ls_reader *r);
 /* One line describing losses, or "" when nothing was lost. */

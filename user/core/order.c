@@ -38,6 +38,7 @@ struct ls_order {
 	struct slot *fifo; /* records that came in order: a ring, sorted */
 	size_t fhead, flen, fcap;
 	__u64 window, max_ts, seq, late, last_out_ts;
+	__u64 floor; /* no record to come is older (ls_order_floor) */
 	struct chunk *chead, *ctail, *spare;
 	struct ls_hdr *out;
 	bool out_in_chunk; /* out is the oldest chunk's, else malloc'd */
@@ -177,6 +178,11 @@ int ls_order_push(struct ls_order *o, const struct ls_hdr *rec)
 	return e;
 }
 
+void ls_order_floor(struct ls_order *o, __u64 floor)
+{
+	o->floor = floor;
+}
+
 void ls_order_advance(struct ls_order *o, __u64 now)
 {
 	if (now > o->max_ts)
@@ -198,7 +204,7 @@ const struct ls_hdr *ls_order_pop(struct ls_order *o, bool drain)
 		return NULL;
 	from_fifo = f && (!o->n || before(f, &o->heap[0]));
 	const struct slot *next = from_fifo ? f : &o->heap[0];
-	if (!drain && next->ts + o->window > o->max_ts)
+	if (!drain && next->ts + o->window > o->max_ts && next->ts >= o->floor)
 		return NULL;
 	o->out = next->rec;
 	o->out_in_chunk = from_fifo;

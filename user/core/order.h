@@ -22,6 +22,10 @@ const struct ls_hdr *ls_order_pop(struct ls_order *o, bool drain);
 /* A live source's clock: records up to now - window may go (none older
  * will come). */
 void ls_order_advance(struct ls_order *o, __u64 now);
+/* A source that knows it: no record to come is older than floor, so those
+ * older go now, whatever the window (a capture file's frame headers say it;
+ * the order out is the window's, sooner and with less held). */
+void ls_order_floor(struct ls_order *o, __u64 floor);
 __u64 ls_order_late(const struct ls_order *o);
 void ls_order_free(struct ls_order *o);
 
