@@ -835,11 +835,17 @@ static bool load_frame(struct ls_reader *r)
  * one's floor. No floors (0) when there is no memory for them. */
 static void scan_floors(struct ls_reader *r)
 {
-	size_t off = sizeof(r->hdr), cap = 0;
+	size_t off = sizeof(r->hdr), cap = 0, kept = r->off & ~(size_t)4095;
 	struct ls_frame_hdr fh;
 
 	r->floors_done = true;
 	while (off + sizeof(fh) <= r->size) {
+		/* the walk maps a page per frame, and the kernel its neighbours:
+		 * handed back as it goes, not kept in RSS ahead of reading */
+		if (!r->borrowed && off >= kept + (4u << 20)) {
+			madvise((void *)(r->map + kept), (off & ~(size_t)4095) - kept, MADV_DONTNEED);
+			kept = off & ~(size_t)4095;
+		}
 		memcpy(&fh, r->map + off, sizeof(fh));
 		if (!frame_hdr_valid(&fh)) {
 			if ((off = resync(r, off + 1)) == SIZE_MAX)
@@ -864,11 +870,8 @@ static void scan_floors(struct ls_reader *r)
 	for (size_t i = r->nfloors; i-- > 1;)
 		if (r->floors[i].floor < r->floors[i - 1].floor)
 			r->floors[i - 1].floor = r->floors[i].floor;
-	/* the walk touched a page per frame: not kept in RSS ahead of reading */
-	if (!r->borrowed && r->size > r->off + 4096) {
-		size_t from = (r->off + 4095) & ~(size_t)4095;
-		madvise((void *)(r->map + from), r->size - from, MADV_DONTNEED);
-	}
+	if (!r->borrowed && r->size > kept)
+		madvise((void *)(r->map + kept), r->size - kept, MADV_DONTNEED);
 }
 
 __u64 ls_reader_floor(struct ls_reader *r)
