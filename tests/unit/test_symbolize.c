@@ -85,6 +85,17 @@ static void test_kernel(void **state)
 	ls_sym_resolve(s, 0, addr + 1, buf, sizeof(buf));
 	assert_string_equal(buf, "schedule");
 	ls_sym_free(s);
+
+	/* read ahead in a thread: the same name; and freed unused (joined) */
+	s = ls_sym_new();
+	ls_sym_prefetch_kernel(s);
+	ls_sym_prefetch_kernel(s); /* once */
+	ls_sym_resolve(s, 0, addr + 1, buf, sizeof(buf));
+	assert_string_equal(buf, "schedule");
+	ls_sym_free(s);
+	s = ls_sym_new();
+	ls_sym_prefetch_kernel(s);
+	ls_sym_free(s);
 }
 
 enum variant {

@@ -3,6 +3,7 @@
  * Symbolizer (see symbolize.h). Files are read with libelf.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <gelf.h>
@@ -65,6 +66,10 @@ struct ls_symbolizer {
 	struct sym *ksyms;
 	size_t nk, capk;
 	int kloaded;
+	/* reading them in a thread of its own (ls_sym_prefetch_kernel): the
+	 * fields above are its until it is joined */
+	pthread_t kthread;
+	bool kthread_on;
 	struct elf_file **files;
 	size_t nfiles, capfiles;
 	struct proc_maps *procs;
@@ -659,9 +664,31 @@ static const char *jit_name(struct ls_symbolizer *s, pid_t pid, uint64_t ip)
 	return (j = find(p->jit, p->njit, ip)) ? j->name : NULL;
 }
 
+static void *kallsyms_main(void *arg)
+{
+	load_kallsyms(arg);
+	return NULL;
+}
+
+void ls_sym_prefetch_kernel(struct ls_symbolizer *s)
+{
+	if (!s->kloaded && !s->kthread_on)
+		s->kthread_on = !pthread_create(&s->kthread, NULL, kallsyms_main, s);
+}
+
+/* The kernel's symbols are ours to read: a prefetch done. */
+static void kernel_join(struct ls_symbolizer *s)
+{
+	if (s->kthread_on) {
+		pthread_join(s->kthread, NULL);
+		s->kthread_on = false;
+	}
+}
+
 const char *ls_sym_resolve(struct ls_symbolizer *s, pid_t pid, uint64_t ip, char *buf, size_t len)
 {
 	if (!pid) {
+		kernel_join(s);
 		if (!s->kloaded)
 			load_kallsyms(s);
 		const struct sym *k = find(s->ksyms, s->nk, ip);
@@ -716,6 +743,7 @@ void ls_sym_free(struct ls_symbolizer *s)
 {
 	if (!s)
 		return;
+	kernel_join(s);
 	for (size_t i = 0; i < s->nk; i++)
 		free(s->ksyms[i].name);
 	free(s->ksyms);

@@ -17,6 +17,12 @@
 struct ls_symbolizer;
 
 struct ls_symbolizer *ls_sym_new(void);
+/* Reads the kernel's symbols (/proc/kallsyms) in a thread of its own; the
+ * first kernel address resolved waits for it. For a recorder, whose thread
+ * that drains the ring buffer must not stop for it: ~50 ms of CPU here,
+ * ~260 ms of wall time on a host the load keeps busy, and 87k events
+ * dropped when the first stacks checkpoint read them itself. */
+void ls_sym_prefetch_kernel(struct ls_symbolizer *s);
 /* Where debug files live (gdb's debug-file-directory): DIR/.build-id/xx/
  * rest.debug and DIR/<dir of the file>/<debuglink name>. -1 if too long. */
 int ls_sym_set_debug_dir(struct ls_symbolizer *s, const char *dir);

@@ -456,6 +456,8 @@ static int open_outputs(struct ls_session *s, int argc, char **argv)
 	r->symbolize = o->symbolize;
 	r->capture_bodies = o->capture_bodies;
 	r->sym = ls_sym_new();
+	if (r->sym && o->symbolize && (o->freq || o->offcpu)) /* kernel stacks to name */
+		ls_sym_prefetch_kernel(r->sym);
 	/* interpreters found as processes are announced; their frames can only
 	 * be named while they live */
 	if ((o->freq || o->offcpu) && o->symbolize)
