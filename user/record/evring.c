@@ -159,15 +159,16 @@ static int read_ring(struct ls_evrings *e, struct ls_evr *r, ls_evring_emit emit
 	return 0;
 }
 
-/* Ring k read (emit NULL: its memory is gone already, exec). A failure is
- * counted unless the ring was read to the head its process told at exit:
- * then nothing is missing. */
-static int read_at(struct ls_evrings *e, size_t k, ls_evring_emit emit, void *ctx, size_t *count)
+/* Ring r read (emit NULL: its memory is gone already, exec). A failure is
+ * counted unless the ring was read to the head its process told at exit
+ * (then nothing is missing), or it is a lack of memory and a later read
+ * will come (not `last`). */
+static int read_at(struct ls_evrings *e, struct ls_evr *r, ls_evring_emit emit, void *ctx,
+		   size_t *count, bool last)
 {
-	const struct ls_evr *r = &e->v[k];
-	int rc = emit ? read_ring(e, &e->v[k], emit, ctx, count) : -ESRCH;
+	int rc = emit ? read_ring(e, r, emit, ctx, count) : -ESRCH;
 
-	if (!rc || rc == -ENOMEM || (r->final && r->next >= r->final))
+	if (!rc || (rc == -ENOMEM && !last) || (r->final && r->next >= r->final))
 		return rc;
 	if (rc == -EPROTO)
 		e->bad++;
@@ -184,7 +185,7 @@ size_t ls_evrings_poll(struct ls_evrings *e, ls_evring_emit emit, void *ctx)
 		if (e->v[k].dead)
 			continue;
 		/* given up on (counted), kept until its process's exit */
-		int rc = read_at(e, k, emit, ctx, &count);
+		int rc = read_at(e, &e->v[k], emit, ctx, &count, false);
 		if (rc && rc != -ENOMEM)
 			e->v[k].dead = true;
 	}
@@ -200,8 +201,8 @@ void ls_evrings_gone(struct ls_evrings *e, pid_t pid, ls_evring_emit emit, void 
 			k++;
 			continue;
 		}
-		if (!e->v[k].dead && read_at(e, k, emit, ctx, &count) == -ENOMEM)
-			e->gone++; /* no later read */
+		if (!e->v[k].dead)
+			read_at(e, &e->v[k], emit, ctx, &count, true);
 		forget(e, k);
 	}
 }

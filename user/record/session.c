@@ -456,12 +456,13 @@ static int open_outputs(struct ls_session *s, int argc, char **argv)
 	r->symbolize = o->symbolize;
 	r->capture_bodies = o->capture_bodies;
 	r->sym = ls_sym_new();
-	if (r->sym && o->symbolize && (o->freq || o->offcpu)) /* kernel stacks to name */
-		ls_sym_prefetch_kernel(r->sym);
-	/* interpreters found as processes are announced; their frames can only
-	 * be named while they live */
-	if ((o->freq || o->offcpu) && o->symbolize)
+	if ((o->freq || o->offcpu) && o->symbolize) {
+		if (r->sym) /* kernel stacks to name: read off the draining thread */
+			ls_sym_prefetch_kernel(r->sym);
+		/* interpreters found as processes are announced; their frames
+		 * can only be named while they live */
 		r->py = ls_py_new(ls_bpf_py_set, r->bpf);
+	}
 	if (o->ustack_bytes && (o->freq || o->offcpu))
 		r->unwind = ls_unwind_new();
 	if (o->eh_rows && (o->freq || o->offcpu)) {
