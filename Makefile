@@ -209,9 +209,9 @@ FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iinclude $(USER_INCLUDES) -D_GNU_SOURCE \
 	-Werror=implicit-function-declaration -Werror=int-conversion \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/core/http.c user/core/http.h | $(BUILD)
+$(BUILD)/fuzz-http: tests/fuzz/fuzz_http.c user/core/http.c user/core/http.h user/core/redact.c | $(BUILD)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_http.c user/core/http.c
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_http.c user/core/http.c user/core/redact.c
 
 # Everything that reads a capture (reader, formatters, analysis core).
 $(BUILD)/fuzz-capture: tests/fuzz/fuzz_capture.c $(LIB_SRCS) $(USER_HDRS) include/latsplit/*.h | $(BUILD)

@@ -132,12 +132,82 @@ static void test_bodies(void **state)
 	assert_null(strstr(e0, "\"p\":1"));
 }
 
+/* Chunked bodies that are not event streams (an NDJSON stream such as
+ * Ollama's, a chunked request), and bodies that run to the connection's
+ * end: framing kept, content starred. */
+static void test_chunked_bodies(void **state)
+{
+	(void)state;
+	/* NDJSON, one line per chunk, the numbers of usage kept; then the last
+	 * chunk, and the next response on the connection is left alone */
+	struct ls_body_conn c = {0};
+	char n0[] = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n1f\r\n{\"response\":\"secret\",\"done\":0}\n\r\n";
+	char n1[] = "24\r\n{\"done\":1,\"usage\":{\"eval_count\":7}}\n\r\n";
+	char n2[] = "0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+	ls_scrub_body(&c, true, (uint8_t *)n0, strlen(n0), strlen(n0));
+	ls_scrub_body(&c, true, (uint8_t *)n1, strlen(n1), strlen(n1));
+	ls_scrub_body(&c, true, (uint8_t *)n2, strlen(n2), strlen(n2));
+	assert_non_null(strstr(n0, "chunked\r\n\r\n1f\r\n*******************************\r\n"));
+	assert_string_equal(n1, "24\r\n**********\"usage\":{\"eval_count\":7}**\r\n");
+	assert_string_equal(n2, "0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n**");
+
+	/* a chunked request: an extension, a size line and data split across
+	 * reads, a trailer, then a pipelined request */
+	struct ls_body_conn q = {0};
+	char q0[] = "POST /api/generate HTTP/1.1\r\nTransfer-Encoding: gzip, chunked \r\n\r\n"
+		    "6;x=1\r\nsecret\r\n1";
+	char q1[] = "0\r\nsecretsec", q2[] = "retsecr\r\n0\r\nX-T: v\r\n\r\nGET / HTTP/1.1\r\n\r\n";
+	ls_scrub_body(&q, false, (uint8_t *)q0, strlen(q0), strlen(q0));
+	ls_scrub_body(&q, false, (uint8_t *)q1, strlen(q1), strlen(q1));
+	ls_scrub_body(&q, false, (uint8_t *)q2, strlen(q2), strlen(q2));
+	assert_non_null(strstr(q0, "\r\n\r\n6;x=1\r\n******\r\n1"));
+	assert_string_equal(q1, "0\r\n*********");
+	assert_string_equal(q2, "*******\r\n0\r\nX-T: v\r\n\r\nGET / HTTP/1.1\r\n\r\n");
+
+	/* chunk data the capture did not keep counts against the chunk */
+	struct ls_body_conn g = {0};
+	char g0[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+	char g1[] = "14\r\nsecre"; /* 14 moved: 5 of the chunk's 20 bytes not kept */
+	char g2[] = "etsecret12\r\n0\r\n\r\n";
+	ls_scrub_body(&g, true, (uint8_t *)g0, strlen(g0), strlen(g0));
+	ls_scrub_body(&g, true, (uint8_t *)g1, strlen(g1), 14);
+	ls_scrub_body(&g, true, (uint8_t *)g2, strlen(g2), strlen(g2));
+	assert_string_equal(g1, "14\r\n*****");
+	assert_string_equal(g2, "**********\r\n0\r\n\r\n");
+
+	/* framing that makes no sense: everything until a message starts */
+	struct ls_body_conn b = {0};
+	char b0[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nsecret";
+	char b1[] = "5\r\nmore secret\r\n", b2[] = "HTTP/1.1 204 No Content\r\n\r\n";
+	ls_scrub_body(&b, true, (uint8_t *)b0, strlen(b0), strlen(b0));
+	ls_scrub_body(&b, true, (uint8_t *)b1, strlen(b1), strlen(b1));
+	ls_scrub_body(&b, true, (uint8_t *)b2, strlen(b2), strlen(b2));
+	assert_non_null(strstr(b0, "\r\n\r\nzz\r\n******"));
+	assert_string_equal(b1, "****************");
+	assert_string_equal(b2, "HTTP/1.1 204 No Content\r\n\r\n");
+
+	/* no length, no chunks: the body runs to the end of the connection;
+	 * a request without either has no body */
+	struct ls_body_conn e = {0};
+	char e0[] = "GET / HTTP/1.0\r\n\r\n";
+	char e1[] = "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{\"text\":";
+	char e2[] = "\"secret\"}";
+	ls_scrub_body(&e, false, (uint8_t *)e0, strlen(e0), strlen(e0));
+	ls_scrub_body(&e, true, (uint8_t *)e1, strlen(e1), strlen(e1));
+	ls_scrub_body(&e, true, (uint8_t *)e2, strlen(e2), strlen(e2));
+	assert_string_equal(e0, "GET / HTTP/1.0\r\n\r\n");
+	assert_non_null(strstr(e1, "\r\n\r\n********"));
+	assert_string_equal(e2, "*********");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_headers),
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_bodies),
+		cmocka_unit_test(test_chunked_bodies),
 	};
 	return cmocka_run_group_tests_name("redact", tests, NULL, NULL);
 }

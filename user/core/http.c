@@ -510,6 +510,8 @@ static void head_done(struct ls_http_parser *p)
 	}
 	p->head_len = 0;
 	p->body_started = false;
+	if (p->kind != LS_HTTP_RESPONSE)
+		m.sse = false; /* an event stream is a response's (a request's body is data) */
 	p->sse = m.sse;
 	p->sse_line_len = 0;
 	p->sse_line_unknown = false;
@@ -559,21 +561,28 @@ static bool head_byte(struct ls_http_parser *p, uint8_t c)
 	return true;
 }
 
-static bool chunk_size_line(struct ls_http_parser *p)
+bool ls_http_chunk_size(const char *line, size_t n, uint64_t *size)
 {
-	size_t n = p->line_len, i = 0;
-	uint64_t size = 0;
+	size_t i = 0;
 
-	if (n && p->line[n - 1] == '\r')
+	*size = 0;
+	if (n && line[n - 1] == '\r')
 		n--;
-	for (; i < n && isxdigit((unsigned char)p->line[i]); i++) {
-		if (size >> 60)
+	for (; i < n && isxdigit((unsigned char)line[i]); i++) {
+		if (*size >> 60)
 			return false;
-		size = size * 16 + (isdigit((unsigned char)p->line[i]) ? p->line[i] - '0'
-								: (tolower(p->line[i]) - 'a' + 10));
+		*size = *size * 16 + (isdigit((unsigned char)line[i]) ? line[i] - '0'
+								  : (tolower(line[i]) - 'a' + 10));
 	}
 	/* extensions after ';' are ignored */
-	if (i == 0 || (i < n && p->line[i] != ';' && p->line[i] != ' ' && p->line[i] != '\t'))
+	return i && (i == n || line[i] == ';' || line[i] == ' ' || line[i] == '\t');
+}
+
+static bool chunk_size_line(struct ls_http_parser *p)
+{
+	uint64_t size;
+
+	if (!ls_http_chunk_size(p->line, p->line_len, &size))
 		return false;
 	p->line_len = 0;
 	if (size == 0) {

@@ -24,6 +24,10 @@
 
 enum ls_http_kind { LS_HTTP_REQUEST, LS_HTTP_RESPONSE };
 
+/* Bytes a chunk-size or trailer line may hold before the parser gives up
+ * on it. */
+#define LS_HTTP_CHUNK_LINE_MAX 128
+
 struct ls_http_msg {
 	char method[16];
 	char path[256];
@@ -82,7 +86,7 @@ struct ls_http_parser {
 	void *ctx;
 	char head[LS_HTTP_MAX_HEAD];
 	size_t head_len;
-	char line[128]; /* chunk-size or trailer line */
+	char line[LS_HTTP_CHUNK_LINE_MAX]; /* chunk-size or trailer line */
 	size_t line_len;
 	uint64_t remaining;
 	bool body_started;
@@ -113,6 +117,9 @@ bool ls_http_eof(struct ls_http_parser *p);
 void ls_http_resync(struct ls_http_parser *p);
 /* Do the n known bytes begin with a whole request line (or status line)? */
 bool ls_http_starts_message(enum ls_http_kind kind, const uint8_t *s, size_t n);
+/* The size a chunk-size line gives (line: its n bytes before the LF; a CR
+ * at its end is dropped; extensions after ';' ignored). false: not one. */
+bool ls_http_chunk_size(const char *line, size_t n, uint64_t *size);
 /* The first address of an X-Forwarded-For value (v, n bytes: "client,
  * proxy1, ..."), trimmed, into dst. */
 void ls_http_first_forwarded(char *dst, size_t cap, const char *v, size_t n);

@@ -160,10 +160,12 @@ int ls_redact_args(char *buf, size_t len)
 	return count;
 }
 
-/* The value of header `name` in head[0..n), or NULL; *vl its length. */
+/* The value of header `name` in head[0..n), or NULL; *vl its length. The
+ * last one where the head repeats it, as the parser takes it. */
 static const uint8_t *head_value(const uint8_t *head, size_t n, const char *name, size_t *vl)
 {
 	size_t nl = strlen(name);
+	const uint8_t *found = NULL;
 
 	for (size_t at = 0; at < n;) {
 		const uint8_t *eol = memchr(head + at, '\n', n - at);
@@ -175,23 +177,28 @@ static const uint8_t *head_value(const uint8_t *head, size_t n, const char *name
 			while (v < end && (head[v] == ' ' || head[v] == '\t'))
 				v++;
 			*vl = end - v - (end > v && head[end - 1] == '\r');
-			return head + v;
+			found = head + v;
 		}
 		at = end + 1;
+	}
+	return found;
+}
+
+/* Just past the blank line that ends a head in b[0..n), its line feed at
+ * `from` or later; NULL when there is none. As the parser (http.c
+ * head_byte): a line feed after a line feed, or after CR after one. */
+static const uint8_t *head_end(const uint8_t *b, size_t n, size_t from)
+{
+	for (const uint8_t *lf = b + from; (lf = memchr(lf, '\n', b + n - lf)); lf++) {
+		size_t at = lf - b;
+		if ((at >= 1 && lf[-1] == '\n') || (at >= 3 && lf[-1] == '\r' && lf[-2] == '\n'))
+			return lf + 1;
 	}
 	return NULL;
 }
 
-/* Just past the blank line that ends a head in b[0..n), a CRLF CRLF starting
- * at `from` or later (a line feed at a time, as head_value walks); NULL
- * when there is none. */
-static const uint8_t *head_end(const uint8_t *b, size_t n, size_t from)
-{
-	for (const uint8_t *lf = b + from; (lf = memchr(lf, '\n', b + n - lf)); lf++)
-		if ((size_t)(lf - b) >= from + 3 && lf[-1] == '\r' && lf[-2] == '\n' && lf[-3] == '\r')
-			return lf + 1;
-	return NULL;
-}
+/* Chunk framing of a chunked body (ls_body_state.ck). */
+enum { CK_SIZE, CK_DATA, CK_DATA_END, CK_TRAILER };
 
 /* A message head starting at buf[0]: sets the state its body needs and
  * returns the head's length (0: no whole head here, nothing to do). */
@@ -206,7 +213,7 @@ static size_t start_message(struct ls_body_conn *c, bool is_response, const uint
 	if (!end)
 		return 0;
 	hl = end - buf;
-	st->sse = false;
+	st->sse = st->chunked = st->to_close = false;
 	st->body_left = 0;
 	if (!is_response && n >= 5 && !memcmp(buf, "HEAD ", 5))
 		c->heads_pending++;
@@ -222,12 +229,26 @@ static size_t start_message(struct ls_body_conn *c, bool is_response, const uint
 			return hl;
 	}
 	if (is_response && (v = head_value(buf, hl, "content-type", &vl)) && vl >= 17 &&
-	    !strncasecmp((const char *)v, "text/event-stream", 17))
+	    !strncasecmp((const char *)v, "text/event-stream", 17)) {
 		st->sse = true;
-	else if ((v = head_value(buf, hl, "content-length", &vl)) && vl && vl < 20 && isdigit(*v))
-		st->body_left = strtoull((const char *)v, NULL, 10);
+	} else if ((v = head_value(buf, hl, "transfer-encoding", &vl))) {
+		/* chunked must be the last coding (RFC 9112 6.1); another last
+		 * coding: the body runs to the end */
+		while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+			vl--;
+		st->chunked = vl >= 7 && !strncasecmp((const char *)v + vl - 7, "chunked", 7);
+		st->to_close = !st->chunked && is_response;
+		st->ck = CK_SIZE;
+		st->ck_len = 0;
+	} else if ((v = head_value(buf, hl, "content-length", &vl))) {
+		if (vl && vl < 20 && isdigit(*v))
+			st->body_left = strtoull((const char *)v, NULL, 10);
+	} else if (is_response) { /* no length: the body ends with the connection */
+		st->to_close = true;
+	}
 	return hl;
 }
+
 
 /* Body bytes become '*', but for an engine's numbers: a whole "timings" or
  * "usage" object of numbers (llama.cpp's prompt_ms/predicted_ms, token
@@ -282,6 +303,112 @@ static size_t scrub_sse(struct ls_body_state *st, uint8_t *b, size_t n)
 		i = eol ? (size_t)(eol - b) + 1 : n;
 	}
 	return count;
+}
+
+/* Bytes of a chunked body: framing kept, the chunks' data starred, each
+ * byte taken as the parser takes it (http.c: its chunk states). Returns the
+ * bytes it took: all of b[0..n), or those up to the end of the body (the
+ * trailer's blank line), after which chunked is false. Framing the parser
+ * gives up on (a size line it refuses, kept: at most LS_HTTP_CHUNK_LINE_MAX
+ * bytes): the rest is starred, and so is every byte until a message starts
+ * a buffer (the stream is no longer synced). */
+static size_t scrub_chunked(struct ls_body_state *st, uint8_t *b, size_t n, size_t *count)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		uint8_t c = b[i];
+
+		switch (st->ck) {
+		case CK_SIZE:
+			if (c == '\n') {
+				uint64_t size;
+				if (!ls_http_chunk_size(st->ck_line, st->ck_len, &size)) {
+					i++; /* the line the parser refuses is kept: it fails there too */
+					goto lost;
+				}
+				st->ck = size ? CK_DATA : CK_TRAILER;
+				st->chunk_left = size;
+				st->ck_len = 0;
+			} else if (st->ck_len == sizeof(st->ck_line)) {
+				goto lost;
+			} else {
+				st->ck_line[st->ck_len++] = c;
+			}
+			i++;
+			break;
+		case CK_DATA: {
+			size_t k = n - i < st->chunk_left ? n - i : st->chunk_left;
+			*count += star_body(b + i, k);
+			i += k;
+			if (!(st->chunk_left -= k)) {
+				st->ck = CK_DATA_END;
+				st->ck_cr = 0;
+			}
+			break;
+		}
+		case CK_DATA_END:
+			if (c == '\n') {
+				st->ck = CK_SIZE;
+				st->ck_len = 0;
+			} else if (c == '\r') {
+				st->ck_cr += st->ck_cr < 255;
+			} else {
+				goto lost;
+			}
+			i++;
+			break;
+		case CK_TRAILER: /* a blank line (or a lone CR) ends the body */
+			i++;
+			if (c == '\n') {
+				bool blank = !st->ck_len || (st->ck_len == 1 && st->ck_line[0] == '\r');
+				st->ck_len = 0;
+				if (blank) {
+					st->chunked = false;
+					return i;
+				}
+			} else {
+				if (!st->ck_len)
+					st->ck_line[0] = c;
+				st->ck_len += st->ck_len < 2;
+			}
+			break;
+		}
+	}
+	return n;
+lost:
+	memset(b + i, '*', n - i);
+	*count += n - i;
+	st->chunked = st->synced = false;
+	return n;
+}
+
+/* `gap` bytes of a chunked body the capture did not keep, as the parser
+ * takes them: they count against the chunk's data and the CRLF after it;
+ * past that the framing is lost. */
+static void chunked_gap(struct ls_body_state *st, uint64_t gap)
+{
+	while (gap && st->chunked) {
+		if (st->ck == CK_DATA) {
+			uint64_t k = gap < st->chunk_left ? gap : st->chunk_left;
+			gap -= k;
+			if (!(st->chunk_left -= k)) {
+				st->ck = CK_DATA_END;
+				st->ck_cr = 0;
+			}
+		} else if (st->ck == CK_DATA_END && st->ck_cr < 2) {
+			uint64_t k = gap < 2u - st->ck_cr ? gap : 2u - st->ck_cr;
+			gap -= k;
+			if ((st->ck_cr += k) == 2) {
+				st->ck = CK_SIZE;
+				st->ck_len = 0;
+			}
+		} else if (st->ck == CK_DATA_END) {
+			return; /* CRs past two: the parser waits for the LF */
+		} else {
+			st->chunked = st->synced = false;
+		}
+	}
 }
 
 #define HEAD_MAX 16384 /* as the parser's */
@@ -361,14 +488,22 @@ size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, siz
 			count += n - at;
 			break;
 		}
-		if (st->sse)
+		if (st->sse) {
 			count += scrub_sse(st, buf + at, n - at);
+		} else if (st->chunked) {
+			at += scrub_chunked(st, buf + at, n - at, &count);
+			continue;
+		} else if (st->to_close) {
+			memset(buf + at, '*', n - at);
+			count += n - at;
+		}
 		break;
 	}
 	if (total > n) {
 		/* bytes the capture did not keep still count against the body */
 		if (st->body_left)
 			st->body_left -= total - n < st->body_left ? total - n : st->body_left;
+		chunked_gap(st, total - n);
 		/* and a data line cut by the capture ended in them: the next write
 		 * starts with framing (a chunk size), not with the rest of it */
 		st->in_data = false;

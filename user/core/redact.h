@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "http.h"
+
 /* Values of Authorization, Proxy-Authorization, Cookie, Set-Cookie,
  * X-Api-Key and Api-Key header lines in buf (any line of it, case-
  * insensitive names) become '*'. *carry links consecutive buffers of one
@@ -43,13 +45,19 @@ int ls_redact_args(char *buf, size_t len);
  *  - in a text/event-stream response, every "data:" line keeps "data:" and a
  *    "[DONE]" marker (what counts tokens), the rest becomes '*'; chunk-size
  *    lines, blank lines and other fields are kept;
+ *  - a chunked body that is not an event stream (an NDJSON stream such as
+ *    Ollama's, a chunked request) keeps its chunk-size lines, the CRLF after
+ *    each chunk and its trailer; the chunks' data becomes '*';
+ *  - a response body with neither length nor chunks (it runs to the
+ *    connection's end) becomes '*' to the end;
  *  - heads themselves are kept (minus credentials, ls_redact_http);
  *  - in either kind of body, a whole "timings" or "usage" object of numbers
  *    alone (llama.cpp's prompt_ms/predicted_ms, token counts: the engine's
  *    own keys and numbers, no text) is kept for the report.
- * Limits: a chunked request body, or a chunked response that is not an
- * event stream, is kept (no LLM API we know sends one); bytes beyond the
- * captured prefix are never stored anyway.
+ * Bytes beyond the captured prefix are never stored anyway. Where chunk
+ * framing is lost (a size line the parser refuses, which is kept), every
+ * byte after it is '*' until a message starts a buffer. Framing is read as
+ * the parser reads it (fuzz-http checks that scrubbed bytes parse the same).
  */
 struct ls_body_state {
 	uint64_t body_left; /* Content-Length bytes still to come */
@@ -60,6 +68,15 @@ struct ls_body_state {
 			     * skips them too) */
 	uint8_t *head;      /* a head split across syscalls, gathered (or NULL) */
 	size_t head_len;
+	/* a chunked body that is not an event stream, framed as the parser
+	 * frames it (http.c) */
+	bool chunked;
+	bool to_close;       /* in a response body that runs to the connection's end */
+	uint8_t ck;          /* where in the chunk framing (redact.c, CK_*) */
+	uint8_t ck_cr;       /* CRs seen after a chunk's data */
+	uint16_t ck_len;     /* bytes of the size or trailer line so far */
+	uint64_t chunk_left; /* the chunk's data still to come */
+	char ck_line[LS_HTTP_CHUNK_LINE_MAX]; /* the size line */
 };
 
 /* One connection's two directions (0: requests, 1: responses). */
