@@ -197,6 +197,10 @@ const uint8_t *ls_http_numbers_under(const uint8_t *b, size_t n, const char *key
 {
 	const size_t kl = strlen(key);
 
+	/* most bodies searched hold no quote at all (scrubbed to '*', or
+	 * framing): one memchr, not memmem's set-up, says so */
+	if (n < kl + 2 || !memchr(b, key[0], n))
+		return NULL;
 	for (const uint8_t *p = memmem(b, n, key, kl); p;
 	     p = memmem(p + 1, n - (p + 1 - b), key, kl)) {
 		size_t ol = ls_http_numbers_object(p + kl, n - (p + kl - b));
