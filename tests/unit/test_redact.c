@@ -97,9 +97,39 @@ static void test_bodies(void **state)
 		    "Transfer-Encoding: chunked\r\n\r\n";
 	char b1[] = "5dc\r\ndata: {\"text\": \"aaaa", b2[] = "5dc\r\ndata: {\"text\": \"bbbb";
 	ls_scrub_body(&big, true, (uint8_t *)b0, strlen(b0), strlen(b0));
-	ls_scrub_body(&big, true, (uint8_t *)b1, strlen(b1), 1505); /* 1505 moved, 22 kept */
-	ls_scrub_body(&big, true, (uint8_t *)b2, strlen(b2), 1505);
+	/* 1507 moved (size line, 1500 bytes, CRLF), 22 kept */
+	ls_scrub_body(&big, true, (uint8_t *)b1, strlen(b1), 1507);
+	ls_scrub_body(&big, true, (uint8_t *)b2, strlen(b2), 1507);
 	assert_string_equal(b2, "5dc\r\ndata: **************");
+
+	/* events written in pieces, or re-chunked by a proxy where its reads
+	 * ended: a data line goes on across chunks and writes, "data:" itself
+	 * split; other fields kept */
+	struct ls_body_conn pc = {0};
+	char p0[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n6\r\ndata: \r\n";
+	char p1[] = "11\r\n{\"text\":\"secret\"}\r\n", p2[] = "4\r\n\n\nda\r\n";
+	char p3[] = "12\r\nta: \"secret2\"\n\nid:\r\n12\r\n 4\n\nda";
+	char p4[] = "ta: [DONE]\n\n\r\n0\r\n\r\n";
+	ls_scrub_body(&pc, true, (uint8_t *)p0, strlen(p0), strlen(p0));
+	ls_scrub_body(&pc, true, (uint8_t *)p1, strlen(p1), strlen(p1));
+	ls_scrub_body(&pc, true, (uint8_t *)p2, strlen(p2), strlen(p2));
+	ls_scrub_body(&pc, true, (uint8_t *)p3, strlen(p3), strlen(p3));
+	ls_scrub_body(&pc, true, (uint8_t *)p4, strlen(p4), strlen(p4));
+	assert_non_null(strstr(p0, "\r\n\r\n6\r\ndata: \r\n"));
+	assert_string_equal(p1, "11\r\n*****************\r\n");
+	assert_string_equal(p2, "4\r\n\n\nda\r\n");
+	assert_string_equal(p3, "12\r\nta: *********\n\nid:\r\n12\r\n 4\n\nda");
+	assert_string_equal(p4, "ta: [DONE]\n\n\r\n0\r\n\r\n");
+
+	/* a data line the capture cut: the rest of it, in the next write,
+	 * is not known to be framing: starred to its end (no chunks here) */
+	struct ls_body_conn lc = {0};
+	char l0[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: {\"t\":\"se";
+	char l1[] = "cret\"}\n\nevent: x\ndata: y\n\n";
+	ls_scrub_body(&lc, true, (uint8_t *)l0, strlen(l0), strlen(l0) + 40);
+	ls_scrub_body(&lc, true, (uint8_t *)l1, strlen(l1), strlen(l1));
+	assert_string_equal(l1, "******\n\nevent: x\ndata: *\n\n");
 
 	/* a head read in two pieces: the body after it is still found */
 	struct ls_body_conn split = {0};
@@ -186,6 +216,20 @@ static void test_chunked_bodies(void **state)
 	assert_non_null(strstr(b0, "\r\n\r\nzz\r\n******"));
 	assert_string_equal(b1, "****************");
 	assert_string_equal(b2, "HTTP/1.1 204 No Content\r\n\r\n");
+
+	/* a status line split between two writes, after a message: the head is
+	 * gathered and its body found (it was kept whole); a coding that is
+	 * not chunked leaves the length to frame the body, as the parser */
+	struct ls_body_conn sp = {0};
+	char s0[] = "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 2";
+	char s1[] = "00 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 6\r\n\r\nsecret";
+	char s2[] = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc";
+	ls_scrub_body(&sp, true, (uint8_t *)s0, strlen(s0), strlen(s0));
+	ls_scrub_body(&sp, true, (uint8_t *)s1, strlen(s1), strlen(s1));
+	ls_scrub_body(&sp, true, (uint8_t *)s2, strlen(s2), strlen(s2));
+	assert_string_equal(s1, "00 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 6\r\n\r\n******");
+	assert_string_equal(s2, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n***");
+	ls_body_free(&sp);
 
 	/* no length, no chunks: the body runs to the end of the connection;
 	 * a request without either has no body */

@@ -392,6 +392,11 @@ bool ls_http_starts_message(enum ls_http_kind kind, const uint8_t *s, size_t n)
 	return provable_start(kind, s, n);
 }
 
+bool ls_http_may_start(enum ls_http_kind kind, const uint8_t *s, size_t n)
+{
+	return plausible_start(kind, s, n);
+}
+
 void ls_http_resync(struct ls_http_parser *p)
 {
 	p->st = LS_HTTP_ST_LOST;

@@ -117,6 +117,10 @@ bool ls_http_eof(struct ls_http_parser *p);
 void ls_http_resync(struct ls_http_parser *p);
 /* Do the n known bytes begin with a whole request line (or status line)? */
 bool ls_http_starts_message(enum ls_http_kind kind, const uint8_t *s, size_t n);
+/* Could `s` (n known bytes) be the beginning of a message (a method and a
+ * space, "HTTP/1.", or a prefix of either)? What a parser that is in sync
+ * takes for a head's start. */
+bool ls_http_may_start(enum ls_http_kind kind, const uint8_t *s, size_t n);
 /* The size a chunk-size line gives (line: its n bytes before the LF; a CR
  * at its end is dropped; extensions after ';' ignored). false: not one. */
 bool ls_http_chunk_size(const char *line, size_t n, uint64_t *size);

@@ -176,7 +176,10 @@ static const uint8_t *head_value(const uint8_t *head, size_t n, const char *name
 			size_t v = at + nl + 1;
 			while (v < end && (head[v] == ' ' || head[v] == '\t'))
 				v++;
-			*vl = end - v - (end > v && head[end - 1] == '\r');
+			size_t e = end; /* trimmed as the parser trims */
+			while (e > v && (head[e - 1] == ' ' || head[e - 1] == '\t' || head[e - 1] == '\r'))
+				e--;
+			*vl = e - v;
 			found = head + v;
 		}
 		at = end + 1;
@@ -196,6 +199,16 @@ static const uint8_t *head_end(const uint8_t *b, size_t n, size_t from)
 	}
 	return NULL;
 }
+
+/* Where in an event-stream line (ls_body_state.sse_line). */
+enum {
+	SL_START, /* at a line's start, matching "data:" (sse_pre bytes of it so far) */
+	SL_SPACE, /* after "data:": the optional space */
+	SL_DONE,  /* matching "[DONE]" (sse_pre bytes of it so far) */
+	SL_DATA,  /* a data line's content: '*' to its end */
+	SL_KEEP,  /* a line that is not data (or a data line's CR): kept to its LF */
+	SL_LOST,  /* the rest of a line whose start the capture did not keep: '*' */
+};
 
 /* Chunk framing of a chunked body (ls_body_state.ck). */
 enum { CK_SIZE, CK_DATA, CK_DATA_END, CK_TRAILER };
@@ -217,9 +230,13 @@ static size_t start_message(struct ls_body_conn *c, bool is_response, const uint
 	st->body_left = 0;
 	if (!is_response && n >= 5 && !memcmp(buf, "HEAD ", 5))
 		c->heads_pending++;
+	if (is_response && hl < 12) { /* no status line: the parser gives up on it */
+		st->synced = false;
+		return hl;
+	}
 	if (is_response) {
 		int status = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
-		if (status < 200)
+		if (status >= 100 && status < 200)
 			return hl; /* interim: the real response follows */
 		if (c->heads_pending) { /* the answer to a HEAD: no body */
 			c->heads_pending--;
@@ -228,16 +245,16 @@ static size_t start_message(struct ls_body_conn *c, bool is_response, const uint
 		if (status == 204 || status == 304)
 			return hl;
 	}
-	if (is_response && (v = head_value(buf, hl, "content-type", &vl)) && vl >= 17 &&
-	    !strncasecmp((const char *)v, "text/event-stream", 17)) {
-		st->sse = true;
-	} else if ((v = head_value(buf, hl, "transfer-encoding", &vl))) {
-		/* chunked must be the last coding (RFC 9112 6.1); another last
-		 * coding: the body runs to the end */
-		while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-			vl--;
-		st->chunked = vl >= 7 && !strncasecmp((const char *)v + vl - 7, "chunked", 7);
-		st->to_close = !st->chunked && is_response;
+	st->sse_line = SL_START;
+	st->sse_pre = 0;
+	st->sse = is_response && (v = head_value(buf, hl, "content-type", &vl)) && vl >= 17 &&
+		  !strncasecmp((const char *)v, "text/event-stream", 17);
+	/* the framing the parser takes: chunks when the last coding is
+	 * chunked (RFC 9112 6.1), else a length, else (a response) the
+	 * connection's end */
+	if ((v = head_value(buf, hl, "transfer-encoding", &vl)) && vl >= 7 &&
+	    !strncasecmp((const char *)v + vl - 7, "chunked", 7)) {
+		st->chunked = true;
 		st->ck = CK_SIZE;
 		st->ck_len = 0;
 	} else if ((v = head_value(buf, hl, "content-length", &vl))) {
@@ -273,39 +290,65 @@ static size_t star_body(uint8_t *b, size_t n)
 	return count;
 }
 
-/* Event-stream bytes: data lines keep "data:" (and "[DONE]"). */
+
+/* Event-stream bytes: data lines keep "data:" (and "[DONE]"), each line
+ * followed from buffer to buffer. */
 static size_t scrub_sse(struct ls_body_state *st, uint8_t *b, size_t n)
 {
+	static const char data[] = "data:", done[] = "[DONE]";
 	size_t count = 0;
 
 	for (size_t i = 0; i < n;) {
-		if (st->in_data) {
+		uint8_t c = b[i];
+
+		switch (st->sse_line) {
+		case SL_START:
+			if (c != data[st->sse_pre]) {
+				st->sse_line = SL_KEEP;
+			} else if (i++, ++st->sse_pre == 5) {
+				st->sse_line = SL_SPACE;
+			}
+			break;
+		case SL_SPACE:
+			st->sse_line = SL_DONE;
+			st->sse_pre = 0;
+			i += c == ' ';
+			break;
+		case SL_DONE:
+			if (st->sse_pre < 6 && c == done[st->sse_pre]) {
+				st->sse_pre++;
+				i++;
+			} else {
+				st->sse_line = SL_DATA;
+			}
+			break;
+		case SL_DATA:
+		case SL_LOST: {
 			size_t e = i;
 			while (e < n && b[e] != '\n' && b[e] != '\r')
 				e++;
 			count += star_body(b + i, e - i);
 			i = e;
 			if (i < n)
-				st->in_data = false;
-			continue;
+				st->sse_line = SL_KEEP;
+			break;
 		}
-		/* at a line start */
-		if (n - i >= 5 && !memcmp(b + i, "data:", 5)) {
-			i += 5;
-			if (i < n && b[i] == ' ')
-				i++;
-			if (n - i >= 6 && !memcmp(b + i, "[DONE]", 6))
-				i += 6;
-			st->in_data = true;
-			continue;
+		case SL_KEEP: {
+			const uint8_t *lf = memchr(b + i, '\n', n - i);
+			i = lf ? (size_t)(lf - b) + 1 : n;
+			if (lf) {
+				st->sse_line = SL_START;
+				st->sse_pre = 0;
+			}
+			break;
 		}
-		const uint8_t *eol = memchr(b + i, '\n', n - i);
-		i = eol ? (size_t)(eol - b) + 1 : n;
+		}
 	}
 	return count;
 }
 
-/* Bytes of a chunked body: framing kept, the chunks' data starred, each
+/* Bytes of a chunked body: framing kept, the chunks' data starred (an
+ * event stream's scrubbed as such), each
  * byte taken as the parser takes it (http.c: its chunk states). Returns the
  * bytes it took: all of b[0..n), or those up to the end of the body (the
  * trailer's blank line), after which chunked is false. Framing the parser
@@ -330,6 +373,11 @@ static size_t scrub_chunked(struct ls_body_state *st, uint8_t *b, size_t n, size
 				st->ck = size ? CK_DATA : CK_TRAILER;
 				st->chunk_left = size;
 				st->ck_len = 0;
+				/* as the parser: after bytes not kept, a chunk starts a line */
+				if (size && st->sse_line == SL_LOST) {
+					st->sse_line = SL_START;
+					st->sse_pre = 0;
+				}
 			} else if (st->ck_len == sizeof(st->ck_line)) {
 				goto lost;
 			} else {
@@ -339,7 +387,7 @@ static size_t scrub_chunked(struct ls_body_state *st, uint8_t *b, size_t n, size
 			break;
 		case CK_DATA: {
 			size_t k = n - i < st->chunk_left ? n - i : st->chunk_left;
-			*count += star_body(b + i, k);
+			*count += st->sse ? scrub_sse(st, b + i, k) : star_body(b + i, k);
 			i += k;
 			if (!(st->chunk_left -= k)) {
 				st->ck = CK_DATA_END;
@@ -364,7 +412,7 @@ static size_t scrub_chunked(struct ls_body_state *st, uint8_t *b, size_t n, size
 				bool blank = !st->ck_len || (st->ck_len == 1 && st->ck_line[0] == '\r');
 				st->ck_len = 0;
 				if (blank) {
-					st->chunked = false;
+					st->chunked = st->sse = false;
 					return i;
 				}
 			} else {
@@ -444,6 +492,7 @@ static size_t gather_head(struct ls_body_conn *c, bool is_response, const uint8_
 	if (st->head_len == HEAD_MAX || total > n) { /* lost anyway: the parser gives up too */
 		free(st->head);
 		st->head = NULL;
+		st->synced = false; /* until a buffer starts with a message, as the parser */
 	}
 	return n;
 }
@@ -462,13 +511,31 @@ size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, siz
 	while (at < n) {
 		if (st->body_left) {
 			size_t k = n - at < st->body_left ? n - at : st->body_left;
-			count += star_body(buf + at, k);
+			count += st->sse ? scrub_sse(st, buf + at, k) : star_body(buf + at, k);
 			at += k;
-			st->body_left -= k;
+			if (!(st->body_left -= k))
+				st->sse = false; /* the message ends */
 			continue;
 		}
-		if (ls_http_starts_message(is_response ? LS_HTTP_RESPONSE : LS_HTTP_REQUEST, buf + at,
-					   n - at)) {
+		if (st->chunked) { /* inside chunks, nothing starts a message */
+			at += scrub_chunked(st, buf + at, n - at, &count);
+			continue;
+		}
+		if (st->to_close) { /* nor in a body that runs to the end */
+			count += st->sse ? scrub_sse(st, buf + at, n - at) : star_body(buf + at, n - at);
+			break;
+		}
+		enum ls_http_kind kind = is_response ? LS_HTTP_RESPONSE : LS_HTTP_REQUEST;
+		if (st->synced) /* between messages: stray line ends, as the parser */
+			while (at < n && (buf[at] == '\r' || buf[at] == '\n'))
+				at++;
+		if (at == n)
+			break;
+		/* a message starts here: in sync, where the parser takes one (a
+		 * plausible start: its head is read whole); else only where a
+		 * whole start line proves it, as the parser resynchronises */
+		if (st->synced ? ls_http_may_start(kind, buf + at, n - at)
+			       : ls_http_starts_message(kind, buf + at, n - at)) {
 			size_t hl = start_message(c, is_response, buf + at, n - at);
 			st->synced = true;
 			if (!hl && n == total && (st->head = malloc(HEAD_MAX))) {
@@ -476,11 +543,11 @@ size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, siz
 				st->head_len = 0;
 				gather_head(c, is_response, buf + at, n - at, n - at);
 			}
+			if (!hl && n < total) /* a head cut by the capture: the parser resyncs */
+				st->synced = false;
 			if (!hl)
-				break; /* (a head cut by the capture: nothing after it is known) */
+				break;
 			at += hl;
-			st->in_data = false;
-			st->synced = true;
 			continue;
 		}
 		if (!st->synced) { /* mid-flight: nothing here is framing the parser uses */
@@ -488,25 +555,19 @@ size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, siz
 			count += n - at;
 			break;
 		}
-		if (st->sse) {
-			count += scrub_sse(st, buf + at, n - at);
-		} else if (st->chunked) {
-			at += scrub_chunked(st, buf + at, n - at, &count);
-			continue;
-		} else if (st->to_close) {
-			memset(buf + at, '*', n - at);
-			count += n - at;
-		}
-		break;
+		break; /* (the parser gives up on what is not a message here) */
 	}
 	if (total > n) {
 		/* bytes the capture did not keep still count against the body */
-		if (st->body_left)
-			st->body_left -= total - n < st->body_left ? total - n : st->body_left;
+		if (st->body_left && !(st->body_left -= total - n < st->body_left ? total - n : st->body_left))
+			st->sse = false;
 		chunked_gap(st, total - n);
-		/* and a data line cut by the capture ended in them: the next write
-		 * starts with framing (a chunk size), not with the rest of it */
-		st->in_data = false;
+		/* an event-stream line went on in them: what follows of it is
+		 * not known to be anything (the parser's view too) */
+		if (st->sse) {
+			st->sse_line = SL_LOST;
+			st->sse_pre = 0;
+		}
 	}
 	return count;
 }

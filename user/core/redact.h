@@ -44,33 +44,41 @@ int ls_redact_args(char *buf, size_t len);
  *    head, if any, is kept);
  *  - in a text/event-stream response, every "data:" line keeps "data:" and a
  *    "[DONE]" marker (what counts tokens), the rest becomes '*'; chunk-size
- *    lines, blank lines and other fields are kept;
- *  - a chunked body that is not an event stream (an NDJSON stream such as
- *    Ollama's, a chunked request) keeps its chunk-size lines, the CRLF after
- *    each chunk and its trailer; the chunks' data becomes '*';
+ *    lines, blank lines and other fields are kept. Lines are followed across
+ *    buffers and, in a chunked stream, across chunks (a proxy re-chunks an
+ *    upstream's events where its reads ended; a server may write an event
+ *    in pieces); the rest of a line whose start the capture lost is '*';
+ *  - a chunked body (an NDJSON stream such as Ollama's, a chunked request,
+ *    an event stream) keeps its chunk-size lines, the CRLF after each chunk
+ *    and its trailer; the chunks' data becomes '*' (an event stream's: as
+ *    above);
  *  - a response body with neither length nor chunks (it runs to the
  *    connection's end) becomes '*' to the end;
  *  - heads themselves are kept (minus credentials, ls_redact_http);
  *  - in either kind of body, a whole "timings" or "usage" object of numbers
  *    alone (llama.cpp's prompt_ms/predicted_ms, token counts: the engine's
  *    own keys and numbers, no text) is kept for the report.
- * Bytes beyond the captured prefix are never stored anyway. Where chunk
- * framing is lost (a size line the parser refuses, which is kept), every
- * byte after it is '*' until a message starts a buffer. Framing is read as
- * the parser reads it (fuzz-http checks that scrubbed bytes parse the same).
+ * Bytes beyond the captured prefix are never stored anyway. Framing is read
+ * as the parser reads it (fuzz-http checks that scrubbed bytes parse the
+ * same): a message starts where a parser in sync takes one (a plausible
+ * start: a head whose first line goes on in the next buffer is gathered);
+ * chunks when the last coding is chunked, else a length, else (responses)
+ * the connection's end; 1xx responses are interim. Where framing is lost (a
+ * head or chunk framing cut by the capture, a size line the parser refuses,
+ * which is kept), every byte after is '*' until a buffer starts with a whole
+ * start line, where the parser resynchronises.
  */
 struct ls_body_state {
 	uint64_t body_left; /* Content-Length bytes still to come */
 	bool sse;           /* inside a text/event-stream response */
-	bool in_data;       /* the last buffer ended inside a data: line */
+	uint8_t sse_line;   /* where in an event-stream line (redact.c, SL_*) */
+	uint8_t sse_pre;    /* bytes of "data:" or of "[DONE]" matched so far */
 	bool synced;        /* a message start was seen: before it (a connection
 			     * met mid-flight), every byte is '*' (the parser
 			     * skips them too) */
 	uint8_t *head;      /* a head split across syscalls, gathered (or NULL) */
 	size_t head_len;
-	/* a chunked body that is not an event stream, framed as the parser
-	 * frames it (http.c) */
-	bool chunked;
+	bool chunked;        /* in a chunked body, framed as the parser frames it */
 	bool to_close;       /* in a response body that runs to the connection's end */
 	uint8_t ck;          /* where in the chunk framing (redact.c, CK_*) */
 	uint8_t ck_cr;       /* CRs seen after a chunk's data */
