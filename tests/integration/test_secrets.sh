@@ -36,12 +36,16 @@ check "secrets.capture: planted secrets and body text in the raw capture: ${leak
 
 # The same through vectored I/O at awkward boundaries (iov_server.py): a
 # credential cut across recvmsg iovecs, a Set-Cookie value across sendmsg
-# iovecs, streamed chunks as uvloop writes them.
+# iovecs, streamed chunks as uvloop writes them; then events written in
+# pieces, each its own chunk (iov-4), and an Ollama-style NDJSON stream
+# (iov-5): completions the scrub once kept whole.
 rm -f "$T/ready"
 start_recording "$T/iov.data" "$T/ready" -- python3 "$ROOT/tests/integration/iov_server.py" \
   127.0.0.1 $PORT "$T/ready" || { fail "secrets.iovecs: server did not start"; exit 0; }
-for i in 1 2 3; do
+for i in 1 2 3 4 5; do
   stream=$([[ $i -ne 2 ]] && echo ', "stream": true')
+  [[ $i -eq 4 ]] && stream+=', "split": true'
+  [[ $i -eq 5 ]] && stream=', "ndjson": true'
   curl -s -o /dev/null -H "Authorization: Bearer sk-PLANTEDBEARER0003" \
     -H "Cookie: session=PLANTEDCOOKIE0004" -H "X-Api-Key: PLANTEDXKEY0005" -H "X-Request-Id: iov-$i" \
     -d "{\"prompt\": \"PLANTEDPROMPT0007 the quick brown fox\", \"max_tokens\": 3$stream}" \
@@ -53,9 +57,10 @@ leaks=$(grep -aoE 'PLANTED[A-Z]*[0-9]*' "$T/iov.raw" | sort | uniq -c | tr '\n' 
 "$LS" report --json "$T/iov.data" >"$T/iov.jsonl"
 found=$(grep -c '"outcome":"ok".*"x_request_id":"iov-' "$T/iov.jsonl")
 tokens=$(grep '"x_request_id":"iov-3"' "$T/iov.jsonl" | grep -o '"tokens":[0-9]*' | cut -d: -f2)
+split=$(grep '"x_request_id":"iov-4"' "$T/iov.jsonl" | grep -o '"tokens":[0-9]*' | cut -d: -f2)
 pieces=$("$LS" dump "$T/iov.data" | grep -c ' sendmsg .*pieces=\| recvmsg ')
-check "secrets.iovecs: across iovecs, planted secrets and body text in the raw capture: ${leaks:-none}; requests rebuilt ok: $found of 3; tokens ${tokens:-?} of 3; vectored records $pieces" \
-  [ -z "$leaks" -a "$found" -eq 3 -a "${tokens:-0}" -ge 3 -a "$pieces" -gt 0 ]
+check "secrets.iovecs: across iovecs, planted secrets and body text in the raw capture: ${leaks:-none}; requests rebuilt ok: $found of 5; tokens ${tokens:-?} of 3, of events in pieces ${split:-?} of 3; vectored records $pieces" \
+  [ -z "$leaks" -a "$found" -eq 5 -a "${tokens:-0}" -ge 3 -a "${split:-0}" -ge 3 -a "$pieces" -gt 0 ]
 
 # --capture-bodies keeps them: the scrubbing above is what removed them
 rm -f "$T/ready"
