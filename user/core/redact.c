@@ -550,12 +550,13 @@ size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, siz
 			at += hl;
 			continue;
 		}
-		if (!st->synced) { /* mid-flight: nothing here is framing the parser uses */
-			memset(buf + at, '*', n - at);
-			count += n - at;
-			break;
-		}
-		break; /* (the parser gives up on what is not a message here) */
+		/* mid-flight: nothing here is framing the parser uses; or not a
+		 * message where one must start: the parser gives up on the
+		 * stream (until a buffer starts with a whole start line) */
+		memset(buf + at, '*', n - at);
+		count += n - at;
+		st->synced = false;
+		break;
 	}
 	if (total > n) {
 		/* bytes the capture did not keep still count against the body */
