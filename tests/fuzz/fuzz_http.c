@@ -13,6 +13,7 @@
  * same stream offsets. (Not for a stream joined mid-flight: there the
  * scrub stars everything before a message starts, by design.)
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@
 #include "redact.h"
 
 #define MAX_TRACE 512
+
+static bool verbose; /* FUZZ_HTTP_VERBOSE set: the scrubbed pieces and both traces */
 
 struct mark {
 	char what; /* h(ead) b(ody) e(vent) E(nd) l(ost) t(imings) */
@@ -66,10 +69,7 @@ static void on_end(void *ctx)
 }
 static void on_lost(void *ctx, const char *why)
 {
-	struct counts *c = ctx;
-	if (getenv("FUZZ_HTTP_VERBOSE"))
-		fprintf(stderr, "  lost at %llu: %s\n", (unsigned long long)c->p->pos, why);
-	mark(c, 'l', (uintptr_t)why, 0);
+	mark(ctx, 'l', (uintptr_t)why, 0);
 }
 static void on_timings(void *ctx, const struct ls_http_timings *t)
 {
@@ -109,13 +109,20 @@ static void parse(const uint8_t *data, size_t size, int kind, struct ls_body_con
 		memcpy(piece_buf, data + at, known);
 		if (sc)
 			ls_scrub_body(sc, kind == LS_HTTP_RESPONSE, piece_buf, known, piece);
-		if (sc && getenv("FUZZ_HTTP_VERBOSE"))
+		if (sc && verbose)
 			fprintf(stderr, "  piece %zu of %zu: %.*s\n", known, piece, (int)known, piece_buf);
 		ls_http_feed(&p, piece_buf, known, piece);
 		at += piece;
 		k++;
 	}
 	ls_http_eof(&p);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	verbose = getenv("FUZZ_HTTP_VERBOSE") != NULL;
+	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -136,12 +143,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sc.heads_pending = kind; /* as ls_http_expect_head: the first response answers a HEAD */
 		parse(data, size, kind, &sc, &scrubbed);
 		ls_body_free(&sc);
-		if (getenv("FUZZ_HTTP_VERBOSE"))
-			for (int j = 0; j < plain.n; j++)
-				fprintf(stderr, "kind %d: %c@%llu %llx | %c@%llu %llx\n", kind, plain.trace[j].what,
-					(unsigned long long)plain.trace[j].pos, (unsigned long long)plain.trace[j].a,
-					scrubbed.trace[j].what, (unsigned long long)scrubbed.trace[j].pos,
-					(unsigned long long)scrubbed.trace[j].a);
 		for (int i = 0; i < plain.n || i < scrubbed.n; i++) {
 			const struct mark *a = &plain.trace[i], *b = &scrubbed.trace[i];
 			if (i < plain.n && i < scrubbed.n && a->what == b->what && a->pos == b->pos &&
@@ -152,7 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				(unsigned long long)a->a, (unsigned long long)a->b,
 				i < scrubbed.n ? b->what : '-', (unsigned long long)b->pos,
 				(unsigned long long)b->a, (unsigned long long)b->b);
-			if (getenv("FUZZ_HTTP_VERBOSE"))
+			if (verbose)
 				for (int j = 0; j < plain.n || j < scrubbed.n; j++)
 					fprintf(stderr, "  %3d: %c@%llu | %c@%llu\n", j,
 						j < plain.n ? plain.trace[j].what : '-',

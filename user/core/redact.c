@@ -412,7 +412,7 @@ static size_t scrub_chunked(struct ls_body_state *st, uint8_t *b, size_t n, size
 				bool blank = !st->ck_len || (st->ck_len == 1 && st->ck_line[0] == '\r');
 				st->ck_len = 0;
 				if (blank) {
-					st->chunked = st->sse = false;
+					st->chunked = false;
 					return i;
 				}
 			} else {
@@ -513,8 +513,7 @@ size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, siz
 			size_t k = n - at < st->body_left ? n - at : st->body_left;
 			count += st->sse ? scrub_sse(st, buf + at, k) : star_body(buf + at, k);
 			at += k;
-			if (!(st->body_left -= k))
-				st->sse = false; /* the message ends */
+			st->body_left -= k;
 			continue;
 		}
 		if (st->chunked) { /* inside chunks, nothing starts a message */
@@ -560,11 +559,12 @@ size_t ls_scrub_body(struct ls_body_conn *c, bool is_response, uint8_t *buf, siz
 	}
 	if (total > n) {
 		/* bytes the capture did not keep still count against the body */
-		if (st->body_left && !(st->body_left -= total - n < st->body_left ? total - n : st->body_left))
-			st->sse = false;
+		if (st->body_left)
+			st->body_left -= total - n < st->body_left ? total - n : st->body_left;
 		chunked_gap(st, total - n);
 		/* an event-stream line went on in them: what follows of it is
-		 * not known to be anything (the parser's view too) */
+		 * not known to be anything (the parser's view too; after the
+		 * message, harmless: the next head starts its lines afresh) */
 		if (st->sse) {
 			st->sse_line = SL_LOST;
 			st->sse_pre = 0;
