@@ -62,6 +62,46 @@ pieces=$("$LS" dump "$T/iov.data" | grep -c ' sendmsg .*pieces=\| recvmsg ')
 check "secrets.iovecs: across iovecs, planted secrets and body text in the raw capture: ${leaks:-none}; requests rebuilt ok: $found of 5; tokens ${tokens:-?} of 3, of events in pieces ${split:-?} of 3; vectored records $pieces" \
   [ -z "$leaks" -a "$found" -eq 5 -a "${tokens:-0}" -ge 3 -a "${split:-0}" -ge 3 -a "$pieces" -gt 0 ]
 
+# The same streams through Debian's nginx (proxy_buffering off): nginx
+# re-chunks what it read from the upstream and writes it with writev, two
+# events in one chunk or one across two. Recorded on nginx's port.
+if command -v nginx >/dev/null; then
+  source "$ROOT/tests/helpers/nginx_conf.sh"
+  NGP=$((PORT + 1))
+  nginx_conf_write "$T/ng" "  server { listen 127.0.0.1:$NGP; location / { proxy_pass http://127.0.0.1:$PORT;
+    proxy_http_version 1.1; proxy_buffering off; } }"
+  rm -f "$T/ready"
+  python3 "$ROOT/tests/integration/iov_server.py" 127.0.0.1 $PORT "$T/ready" &
+  UPID=$!
+  nginx -c "$T/ng/nginx.conf" -e "$T/ng/error.log" &
+  NGPID=$!
+  CLEANUP+=("kill $UPID $NGPID")
+  wait_for_file "$T/ready" 10
+  for i in $(seq 50); do ss -Hltn "sport = :$NGP" | grep -q . && break; sleep 0.1; done
+  "$LS" record -o "$T/ng.data" --port $NGP 2>"$T/ng.log" &
+  RPID=$!
+  for i in $(seq 100); do grep -q recording "$T/ng.log" && break; sleep 0.05; done
+  for i in 1 2 3 4 5; do
+    stream=$([[ $i -ne 2 ]] && echo ', "stream": true')
+    [[ $i -eq 4 ]] && stream+=', "split": true'
+    [[ $i -eq 5 ]] && stream=', "ndjson": true'
+    curl -s -o /dev/null -H "X-Request-Id: ng-$i" \
+      -d "{\"prompt\": \"PLANTEDPROMPT0007 the quick brown fox\", \"max_tokens\": 3$stream}" \
+      "http://127.0.0.1:$NGP/v1/completions"
+  done
+  stop_recording 0.5
+  kill $UPID $NGPID; wait $UPID $NGPID 2>/dev/null
+  python3 "$ROOT/tests/integration/rawcap.py" "$T/ng.data" >"$T/ng.raw"
+  leaks=$(grep -aoE 'PLANTED[A-Z]*[0-9]*' "$T/ng.raw" | sort | uniq -c | tr '\n' ' ')
+  "$LS" report --json "$T/ng.data" >"$T/ng.jsonl"
+  found=$(grep -c '"outcome":"ok".*"x_request_id":"ng-' "$T/ng.jsonl")
+  tokens=$(for i in 1 3 4; do grep "\"x_request_id\":\"ng-$i\"" "$T/ng.jsonl" | grep -o '"tokens":[0-9]*' | cut -d: -f2; done | tr '\n' ' ')
+  check "secrets.nginx: through nginx, planted secrets and body text in the raw capture: ${leaks:-none}; requests rebuilt ok: $found of 5; tokens of the 3 streams: ${tokens:-?}(3 each)" \
+    [ -z "$leaks" -a "$found" -eq 5 -a "$tokens" = "3 3 3 " ]
+else
+  skip "secrets.nginx: nginx-light missing (tools/install-test-deps.sh)"
+fi
+
 # --capture-bodies keeps them: the scrubbing above is what removed them
 rm -f "$T/ready"
 "$LS" record -o "$T/bodies.data" --capture-bodies -- "$ENGINE" --port $PORT --bind 127.0.0.1 \
