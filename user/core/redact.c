@@ -17,12 +17,15 @@ static const struct {
 } secret_headers[] = {NAME("authorization"), NAME("proxy-authorization"), NAME("cookie"),
 		      NAME("set-cookie"),    NAME("x-api-key"),           NAME("api-key")};
 #undef NAME
+#define SECRET_NAME_MAX 19 /* the longest of them */
+_Static_assert(sizeof("proxy-authorization") - 1 == SECRET_NAME_MAX, "SECRET_NAME_MAX");
 
 /* Every header line of every payload comes here: lengths first. */
 bool ls_secret_header(const char *name, size_t n)
 {
 	for (size_t i = 0; i < sizeof(secret_headers) / sizeof(secret_headers[0]); i++)
-		if (secret_headers[i].len == n && !strncasecmp(name, secret_headers[i].name, n))
+		if (secret_headers[i].len == n && (name[0] | 0x20) == secret_headers[i].name[0] &&
+		    !strncasecmp(name, secret_headers[i].name, n))
 			return true;
 	return false;
 }
@@ -30,7 +33,8 @@ bool ls_secret_header(const char *name, size_t n)
 /* Redacts the value of the header line at line[0..n) if it names a secret. */
 static int redact_line(uint8_t *line, size_t n, bool *open)
 {
-	const uint8_t *colon = memchr(line, ':', n);
+	/* no secret's name is longer: a colon further on is not one's */
+	const uint8_t *colon = memchr(line, ':', n < SECRET_NAME_MAX + 1 ? n : SECRET_NAME_MAX + 1);
 	size_t nl, v;
 
 	if (!colon)
@@ -160,31 +164,49 @@ int ls_redact_args(char *buf, size_t len)
 	return count;
 }
 
-/* The value of header `name` in head[0..n), or NULL; *vl its length. The
- * last one where the head repeats it, as the parser takes it. */
-static const uint8_t *head_value(const uint8_t *head, size_t n, const char *name, size_t *vl)
+/* What the scrub reads of a head: where it ends and the three headers that
+ * frame its body (the last of each where the head repeats one, as the
+ * parser takes it). */
+enum { HV_CONTENT_TYPE, HV_TRANSFER_ENCODING, HV_CONTENT_LENGTH, HV_N };
+
+struct head_scan {
+	const uint8_t *v[HV_N]; /* NULL: absent */
+	size_t vl[HV_N];
+};
+
+/* Reads the head at b[0..n) in one walk of its lines; returns its length
+ * (just past the blank line that ends it; as the parser, http.c head_byte:
+ * a line feed after a line feed, or after CR after one), or 0 when no
+ * head ends in these bytes. */
+static size_t scan_head(const uint8_t *b, size_t n, struct head_scan *h)
 {
-	size_t nl = strlen(name);
-	const uint8_t *found = NULL;
+	static const struct {
+		const char *name;
+		size_t len;
+	} names[HV_N] = {{"content-type", 12}, {"transfer-encoding", 17}, {"content-length", 14}};
+	const uint8_t *eol;
 
-	for (size_t at = 0; at < n;) {
-		const uint8_t *eol = memchr(head + at, '\n', n - at);
-		size_t end = eol ? (size_t)(eol - head) : n;
+	memset(h, 0, sizeof(*h));
+	for (size_t at = 0; at < n && (eol = memchr(b + at, '\n', n - at)); at = eol - b + 1) {
+		size_t end = eol - b;
 
-		if (end - at > nl && head[at + nl] == ':' &&
-		    !strncasecmp((const char *)head + at, name, nl)) {
-			size_t v = at + nl + 1;
-			while (v < end && (head[v] == ' ' || head[v] == '\t'))
+		if ((end == at && at >= 1) || (end == at + 1 && b[at] == '\r' && at >= 2))
+			return end + 1;
+		for (int k = 0; k < HV_N; k++) {
+			size_t nl = names[k].len;
+			if (end - at <= nl || b[at + nl] != ':' || (b[at] | 0x20) != names[k].name[0] ||
+			    strncasecmp((const char *)b + at, names[k].name, nl))
+				continue;
+			size_t v = at + nl + 1, e = end; /* trimmed as the parser trims */
+			while (v < end && (b[v] == ' ' || b[v] == '\t'))
 				v++;
-			size_t e = end; /* trimmed as the parser trims */
-			while (e > v && (head[e - 1] == ' ' || head[e - 1] == '\t' || head[e - 1] == '\r'))
+			while (e > v && (b[e - 1] == ' ' || b[e - 1] == '\t' || b[e - 1] == '\r'))
 				e--;
-			*vl = e - v;
-			found = head + v;
+			h->v[k] = b + v;
+			h->vl[k] = e - v;
 		}
-		at = end + 1;
 	}
-	return found;
+	return 0;
 }
 
 /* Just past the blank line that ends a head in b[0..n), its line feed at
@@ -219,13 +241,12 @@ static size_t start_message(struct ls_body_conn *c, bool is_response, const uint
 			    size_t n)
 {
 	struct ls_body_state *st = &c->dir[is_response];
-	const uint8_t *end = head_end(buf, n, 0);
-	size_t hl, vl;
+	struct head_scan h;
+	size_t hl = scan_head(buf, n, &h), vl;
 	const uint8_t *v;
 
-	if (!end)
+	if (!hl)
 		return 0;
-	hl = end - buf;
 	st->sse = st->chunked = st->to_close = false;
 	st->body_left = 0;
 	if (!is_response && n >= 5 && !memcmp(buf, "HEAD ", 5))
@@ -247,17 +268,18 @@ static size_t start_message(struct ls_body_conn *c, bool is_response, const uint
 	}
 	st->sse_line = SL_START;
 	st->sse_pre = 0;
-	st->sse = is_response && (v = head_value(buf, hl, "content-type", &vl)) && vl >= 17 &&
+	st->sse = is_response && (v = h.v[HV_CONTENT_TYPE]) && h.vl[HV_CONTENT_TYPE] >= 17 &&
 		  !strncasecmp((const char *)v, "text/event-stream", 17);
 	/* the framing the parser takes: chunks when the last coding is
 	 * chunked (RFC 9112 6.1), else a length, else (a response) the
 	 * connection's end */
-	if ((v = head_value(buf, hl, "transfer-encoding", &vl)) && vl >= 7 &&
+	if ((v = h.v[HV_TRANSFER_ENCODING]) && (vl = h.vl[HV_TRANSFER_ENCODING]) >= 7 &&
 	    !strncasecmp((const char *)v + vl - 7, "chunked", 7)) {
 		st->chunked = true;
 		st->ck = CK_SIZE;
 		st->ck_len = 0;
-	} else if ((v = head_value(buf, hl, "content-length", &vl))) {
+	} else if ((v = h.v[HV_CONTENT_LENGTH])) {
+		vl = h.vl[HV_CONTENT_LENGTH];
 		if (vl && vl < 20 && isdigit(*v))
 			st->body_left = strtoull((const char *)v, NULL, 10);
 	} else if (is_response) { /* no length: the body ends with the connection */
