@@ -5,7 +5,8 @@
  * one empty program (r0 = 0; exit) and attaches it to each of them, prints
  * "attached N" and holds them until SIGINT or SIGTERM: what the kernel
  * charges a workload for running any program there, before latsplit does
- * any work. The set comes from the objects record ships, so it follows them.
+ * any work. The set comes from the objects record ships, so it follows them;
+ * an argument tp:NAME adds tracepoint NAME (a hook record might use instead).
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -46,13 +47,19 @@ int main(int argc, char **argv)
 	int ntp = 0, prog;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: floor-probe OBJECT... (build/sock.bpf.o build/sched.bpf.o build/net.bpf.o)\n");
+		fprintf(stderr, "usage: floor-probe OBJECT|tp:TRACEPOINT... (build/sock.bpf.o build/sched.bpf.o build/net.bpf.o)\n");
 		return 2;
 	}
 	for (int a = 1; a < argc; a++) {
-		struct bpf_object *obj = bpf_object__open_file(argv[a], NULL);
+		struct bpf_object *obj;
 		struct bpf_program *p;
 
+		if (!strncmp(argv[a], "tp:", 3)) {
+			if (ntp < MAX_TPS)
+				snprintf(tps[ntp++], sizeof(tps[0]), "%s", argv[a] + 3);
+			continue;
+		}
+		obj = bpf_object__open_file(argv[a], NULL);
 		if (!obj) {
 			fprintf(stderr, "floor-probe: cannot open %s (make builds it)\n", argv[a]);
 			return 1;
