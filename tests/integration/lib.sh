@@ -76,11 +76,14 @@ snmp_retrans_segs() {
   "${cmd[@]}" | awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) col[$i] = i; h = 1 } else print $col["RetransSegs"] }'
 }
 
-# start_recording OUT READY -- CMD...: latsplit record -o OUT -- CMD (RPID set);
-# waits until CMD creates READY. stop_recording ends it.
+# start_recording OUT READY [RECORD-OPTION...] -- CMD...: latsplit record -o OUT
+# RECORD-OPTION... -- CMD (RPID set); waits until CMD creates READY.
+# stop_recording ends it.
 start_recording() {
-  local out=$1 ready=$2; shift 3
-  "$LS" record -o "$out" -- "$@" 2>"$out.log" &
+  local out=$1 ready=$2 opts=(); shift 2
+  while (($#)) && [[ $1 != -- ]]; do opts+=("$1"); shift; done
+  shift
+  "$LS" record -o "$out" "${opts[@]}" -- "$@" 2>"$out.log" &
   RPID=$!
   CLEANUP+=("kill -INT $RPID")
   wait_for_file "$ready" 10
