@@ -124,24 +124,21 @@ recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log and
   kill -INT $rp; wait $rp
 }
 events_written() { sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log; }
-FLOOR_SET=($B/sock.bpf.o $B/sched.bpf.o $B/net.bpf.o)
-floored() { # CMD...: the command's output under empty programs on record's
-  # tracepoints (FLOOR_SET); 0 (and why, on stderr) when they could not be attached
-  $B/floor-probe "${FLOOR_SET[@]}" >$T/floor.out & local fp=$!
+floored_on() { # "OBJECT|tp:NAME ..." CMD...: the command's output under empty
+  # programs on those tracepoints; 0 (and why, on stderr) when they could not be attached
+  $B/floor-probe $1 >$T/floor.out & local fp=$!
+  shift
   for i in $(seq 100); do grep -q attached $T/floor.out && break; sleep 0.05; done
   if grep -q attached $T/floor.out; then "$@"; else echo 0; fi
   kill -INT $fp 2>/dev/null; wait $fp
 }
+# CMD...: under empty programs on record's tracepoints
+floored() { floored_on "$B/sock.bpf.o $B/sched.bpf.o $B/net.bpf.o" "$@"; }
 # The same with socket I/O hooked where the kernel moves a socket's bytes
 # (sock_send_length, sock_recv_length: a tracepoint in each socket's send and
 # receive) instead of at every syscall (sys_enter, sys_exit): what that design
 # would leave, before any work. (Not what record does: measured to weigh it.)
-floored_socktp() {
-  local keep=("${FLOOR_SET[@]}")
-  FLOOR_SET=($B/sched.bpf.o $B/net.bpf.o tp:sock_send_length tp:sock_recv_length)
-  floored "$@"
-  FLOOR_SET=("${keep[@]}")
-}
+floored_socktp() { floored_on "$B/sched.bpf.o $B/net.bpf.o tp:sock_send_length tp:sock_recv_length" "$@"; }
 declare -a base floor floorsock noeng nosock nostacks offcpu full fullfp agent bpes eprs
 for round in 1 2 3; do
   base+=("$(run_load)")
@@ -336,11 +333,12 @@ taxrec() { # ARGS...: ns per getppid under record --port (an idle port) ARGS
   kill -INT $rp; wait $rp
 }
 declare -a taxfl taxfs
+above() { awk -v a=$1 -v f=$2 'BEGIN {if (f > 0) printf "%+.1f", f - a; else print "n/a"}'; } # BASE FLOOR: ns added; n/a: not attached
 for round in 1 2 3; do
   a=$($B/syscall-loop 5000000); b=$(taxrec); c=$(taxrec --no-sock); f=$(floored $B/syscall-loop 5000000)
   fs=$(floored_socktp $B/syscall-loop 5000000)
-  taxfl+=("$(awk -v a=$a -v f=$f 'BEGIN {if (f > 0) printf "%+.1f", f - a; else print "n/a"}')")
-  taxfs+=("$(awk -v a=$a -v f=$fs 'BEGIN {if (f > 0) printf "%+.1f", f - a; else print "n/a"}')")
+  taxfl+=("$(above $a $f)")
+  taxfs+=("$(above $a $fs)")
   printf "round %d: untraced %6.1f ns | recorded --no-sock %6.1f ns | floor (empty programs) %6.1f ns | floor, socket tracepoints for syscall ones %6.1f ns | recorded %6.1f ns per syscall: +%.1f ns\n" \
     $round $a $c $f $fs $b "$(awk -v a=$a -v b=$b 'BEGIN {print b - a}')" | tee -a $T/tax.rounds
 done

@@ -10,15 +10,17 @@
 #include "http.h"
 #include "redact.h"
 
+#define SECRET_NAME_MAX 19 /* the longest below ("proxy-authorization") */
+/* A name and its length; a secret's longer than SECRET_NAME_MAX does not
+ * compile (a negative array size). */
 #define NAME(s) {s, sizeof(s) - 1}
+#define SECRET(s) {s, sizeof(s) - 1 + 0 * sizeof(char[sizeof(s) - 1 <= SECRET_NAME_MAX ? 1 : -1])}
 static const struct {
 	const char *name;
 	size_t len;
-} secret_headers[] = {NAME("authorization"), NAME("proxy-authorization"), NAME("cookie"),
-		      NAME("set-cookie"),    NAME("x-api-key"),           NAME("api-key")};
-#undef NAME
-#define SECRET_NAME_MAX 19 /* the longest of them */
-_Static_assert(sizeof("proxy-authorization") - 1 == SECRET_NAME_MAX, "SECRET_NAME_MAX");
+} secret_headers[] = {SECRET("authorization"), SECRET("proxy-authorization"), SECRET("cookie"),
+		      SECRET("set-cookie"),    SECRET("x-api-key"),           SECRET("api-key")};
+#undef SECRET
 
 /* Every header line of every payload comes here: lengths first. */
 bool ls_secret_header(const char *name, size_t n)
@@ -174,23 +176,40 @@ struct head_scan {
 	size_t vl[HV_N];
 };
 
+/* Does the line feed at b[lf] end a head? As the parser (http.c
+ * head_byte): a line feed after a line feed, or after CR after one. */
+static bool ends_head(const uint8_t *b, size_t lf)
+{
+	return (lf >= 1 && b[lf - 1] == '\n') || (lf >= 3 && b[lf - 1] == '\r' && b[lf - 2] == '\n');
+}
+
+/* Just past the blank line that ends a head in b[0..n), its line feed at
+ * `from` or later; NULL when there is none. */
+static const uint8_t *head_end(const uint8_t *b, size_t n, size_t from)
+{
+	for (const uint8_t *lf = b + from; (lf = memchr(lf, '\n', b + n - lf)); lf++)
+		if (ends_head(b, lf - b))
+			return lf + 1;
+	return NULL;
+}
+
 /* Reads the head at b[0..n) in one walk of its lines; returns its length
- * (just past the blank line that ends it; as the parser, http.c head_byte:
- * a line feed after a line feed, or after CR after one), or 0 when no
- * head ends in these bytes. */
+ * (just past the blank line that ends it), or 0 when no head ends in these
+ * bytes. */
 static size_t scan_head(const uint8_t *b, size_t n, struct head_scan *h)
 {
 	static const struct {
 		const char *name;
 		size_t len;
-	} names[HV_N] = {{"content-type", 12}, {"transfer-encoding", 17}, {"content-length", 14}};
+	} names[HV_N] = {NAME("content-type"), NAME("transfer-encoding"), NAME("content-length")};
+#undef NAME
 	const uint8_t *eol;
 
 	memset(h, 0, sizeof(*h));
 	for (size_t at = 0; at < n && (eol = memchr(b + at, '\n', n - at)); at = eol - b + 1) {
 		size_t end = eol - b;
 
-		if ((end == at && at >= 1) || (end == at + 1 && b[at] == '\r' && at >= 2))
+		if (ends_head(b, end))
 			return end + 1;
 		for (int k = 0; k < HV_N; k++) {
 			size_t nl = names[k].len;
@@ -207,19 +226,6 @@ static size_t scan_head(const uint8_t *b, size_t n, struct head_scan *h)
 		}
 	}
 	return 0;
-}
-
-/* Just past the blank line that ends a head in b[0..n), its line feed at
- * `from` or later; NULL when there is none. As the parser (http.c
- * head_byte): a line feed after a line feed, or after CR after one. */
-static const uint8_t *head_end(const uint8_t *b, size_t n, size_t from)
-{
-	for (const uint8_t *lf = b + from; (lf = memchr(lf, '\n', b + n - lf)); lf++) {
-		size_t at = lf - b;
-		if ((at >= 1 && lf[-1] == '\n') || (at >= 3 && lf[-1] == '\r' && lf[-2] == '\n'))
-			return lf + 1;
-	}
-	return NULL;
 }
 
 /* Where in an event-stream line (ls_body_state.sse_line). */
@@ -503,7 +509,9 @@ static size_t gather_head(struct ls_body_conn *c, bool is_response, const uint8_
 
 	memcpy(st->head + old, buf, k);
 	st->head_len += k;
-	end = head_end(st->head, st->head_len, old > 3 ? old - 3 : 0);
+	/* the end looked for in the new bytes only: a head trickled a line per
+	 * syscall stays linear; read once it is whole */
+	end = head_end(st->head, st->head_len, old);
 	if (end) {
 		size_t hl = end - st->head;
 		start_message(c, is_response, st->head, hl);
