@@ -73,7 +73,10 @@ struct {
 struct conn_val {
 	__u64 conn_id;
 	__u16 sport; /* the kernel zeroes skc_num when it unhashes at CLOSE */
-	__u16 pad[3];
+	__u16 pad;
+	/* a unix socket's inode number: which socket at this address it is
+	 * (with no close seen, a later socket can take a closed one's address) */
+	__u32 ino;
 };
 
 struct {
@@ -107,7 +110,10 @@ struct io_inflight {
 	__u16 call;
 	__u16 dir;
 	__u32 nvec; /* readv/writev: iovec count */
-	__u32 unix_sk; /* an AF_UNIX stream socket: no TCP sequence numbers */
+	__u16 unix_sk; /* an AF_UNIX stream socket: no TCP sequence numbers */
+	/* begun at a socket tracepoint (record --sock-hooks socket) in a
+	 * sendmmsg/recvmmsg: one message's bytes, no payload */
+	__u16 one_msg;
 	/* TCP sendmmsg/recvmmsg and writes: the stream's position at entry
 	 * (a write's: its first byte's sequence number) */
 	__u32 seq0;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Socket I/O domain: read/write-family syscalls, accept and close of tracked
- * processes on tracked TCP connections, from the syscall tracepoints.
+ * processes on tracked TCP connections, from the syscall tracepoints; or the
+ * same reads and writes from the socket tracepoints (record --sock-hooks,
+ * the default where the kernel has them: see "--sock-hooks socket" below).
  *
  * At entry the fd is resolved to its struct sock with a CO-RE walk of
  * task->files (no kprobes); a fd that is not a TCP socket costs the
@@ -131,36 +133,48 @@ static __always_inline struct sock *fd_to_sock(__u32 fd)
 #define TCP_LISTEN_ 10
 #define NO_ADOPT 0xff
 
+/* The inode number of sk's socket (sockfs: one per socket, never reused
+ * while the counter lasts); struct socket begins its socket_alloc. */
+static __always_inline __u32 sock_ino(const struct sock *sk)
+{
+	struct socket_alloc *sa = (void *)BPF_CORE_READ(sk, sk_socket);
+
+	return sa ? (__u32)BPF_CORE_READ(sa, vfs_inode.i_ino) : 0;
+}
+
 static __always_inline bool unix_stream(const struct sock *sk)
 {
 	return BPF_CORE_READ(sk, __sk_common.skc_family) == AF_UNIX_ &&
 	       BPF_CORE_READ(sk, sk_type) == SOCK_STREAM_;
 }
 
-/* The conn of the TCP socket behind fd, or NULL. The caller is a tracked
- * process: a connected socket it uses that is not known yet was established
- * before the capture (or on a port not tracked) and is adopted here, unless
- * `via` is NO_ADOPT. An AF_UNIX stream socket is returned only once known
- * (adopted by unix_adopt); *skp is set for it either way, and *is_unix. */
-static __always_inline struct conn_val *fd_conn_any(__u32 fd, struct sock **skp, __u32 via,
+/* The conn of TCP socket sk, or NULL. The caller is a tracked process: a
+ * connected socket it uses that is not known yet was established before
+ * the capture (or on a port not tracked) and is adopted here (fd is the
+ * descriptor it used), unless `via` is NO_ADOPT. An AF_UNIX stream socket
+ * is returned only once known (adopted by unix_adopt); *is_unix says it is
+ * one. */
+static __always_inline struct conn_val *sk_conn_any(struct sock *sk, __u32 via, __u32 fd,
 						    bool *is_unix)
 {
-	struct sock *sk = fd_to_sock(fd);
 	__u64 key = (__u64)sk;
 	struct conn_val *v;
 	int state;
 
 	*is_unix = false;
-	if (!sk)
-		return NULL;
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP) {
 		if (!unix_stream(sk))
 			return NULL;
-		*skp = sk;
 		*is_unix = true;
-		return bpf_map_lookup_elem(&conns, &key);
+		v = bpf_map_lookup_elem(&conns, &key);
+		/* a closed socket's conn, its address taken by this one: the
+		 * close went unseen (--sock-hooks socket has no close) */
+		if (v && v->ino != sock_ino(sk)) {
+			bpf_map_delete_elem(&conns, &key);
+			return NULL;
+		}
+		return v;
 	}
-	*skp = sk;
 	v = bpf_map_lookup_elem(&conns, &key);
 	if (v || via == NO_ADOPT)
 		return v;
@@ -171,6 +185,19 @@ static __always_inline struct conn_val *fd_conn_any(__u32 fd, struct sock **skp,
 	if (v)
 		emit_adopt(sk, v, via, fd);
 	return v;
+}
+
+/* sk_conn_any of the socket behind fd; *skp set when fd is a socket. */
+static __always_inline struct conn_val *fd_conn_any(__u32 fd, struct sock **skp, __u32 via,
+						    bool *is_unix)
+{
+	struct sock *sk = fd_to_sock(fd);
+
+	*is_unix = false;
+	if (!sk)
+		return NULL;
+	*skp = sk;
+	return sk_conn_any(sk, via, fd, is_unix);
 }
 
 /* TCP only (accept, close of TCP connections). */
@@ -206,6 +233,7 @@ static __always_inline struct conn_val *unix_adopt(struct sock *sk, __u32 fd)
 
 	if (!v)
 		return NULL;
+	v->ino = sock_ino(sk);
 	e = reserve(sizeof(*e));
 	if (!e)
 		return v;
@@ -246,25 +274,16 @@ static __always_inline struct io_inflight *io_claim(long nr)
 	return io;
 }
 
-/* A followed-kind call by a tracked process (sys_enter_run checked that)
- * enters: its slot, if fd is a socket we follow. */
-static __always_inline int io_enter(long nr, __u64 fd, __u64 buf, __u16 call, __u16 dir,
-				    __u64 flags, __u32 nvec)
+/* A followed call on socket sk (conn its conn, NULL for a unix socket not
+ * followed yet) begins: the thread's slot, live from ts (0: now). */
+static __always_inline struct io_inflight *io_begin(long nr, struct sock *sk, struct conn_val *conn,
+						    bool is_unix, __u64 fd, __u64 buf, __u16 call,
+						    __u16 dir, __u32 nvec, __u64 ts)
 {
-	struct io_inflight *io;
-	struct conn_val *conn;
-	struct sock *sk = NULL;
-	bool is_unix;
+	struct io_inflight *io = io_claim(nr);
 
-	if (flags & MSG_PEEK)
-		return 0;
-	conn = fd_conn_any(fd, &sk, LS_ADOPT_IO, &is_unix);
-	/* an unknown unix socket is a candidate when it reads (see io_exit) */
-	if (!conn && !(is_unix && dir == LS_IO_IN))
-		return 0;
-	io = io_claim(nr);
 	if (!io)
-		return 0;
+		return NULL;
 	io->sk = (__u64)sk;
 	io->conn_id = conn ? conn->conn_id : 0;
 	io->unix_sk = is_unix;
@@ -275,7 +294,26 @@ static __always_inline int io_enter(long nr, __u64 fd, __u64 buf, __u16 call, __
 	io->nvec = nvec;
 	if ((call == LS_IO_SENDMMSG || call == LS_IO_RECVMMSG || dir == LS_IO_OUT) && !is_unix)
 		io->seq0 = io_seq(io->sk, dir, 0);
-	io->ts_enter = bpf_ktime_get_ns(); /* last: the slot is live from here */
+	io->ts_enter = ts ? ts : bpf_ktime_get_ns(); /* last: the slot is live from here */
+	return io;
+}
+
+/* A followed-kind call by a tracked process (sys_enter_run checked that)
+ * enters: its slot, if fd is a socket we follow. */
+static __always_inline int io_enter(long nr, __u64 fd, __u64 buf, __u16 call, __u16 dir,
+				    __u64 flags, __u32 nvec)
+{
+	struct conn_val *conn;
+	struct sock *sk = NULL;
+	bool is_unix;
+
+	if (flags & MSG_PEEK)
+		return 0;
+	conn = fd_conn_any(fd, &sk, LS_ADOPT_IO, &is_unix);
+	/* an unknown unix socket is a candidate when it reads (see io_exit) */
+	if (!conn && !(is_unix && dir == LS_IO_IN))
+		return 0;
+	io_begin(nr, sk, conn, is_unix, fd, buf, call, dir, nvec, 0);
 	return 0;
 }
 
@@ -492,7 +530,7 @@ static __always_inline int io_exit(struct io_inflight *io, long ret)
 
 	/* several messages (a count returned): the bytes are how far the
 	 * stream moved */
-	if (io->call == LS_IO_SENDMMSG || io->call == LS_IO_RECVMMSG) {
+	if ((io->call == LS_IO_SENDMMSG || io->call == LS_IO_RECVMMSG) && !io->one_msg) {
 		if (ret <= 0 || io->unix_sk)
 			goto out;
 		ret = io_seq(io->sk, io->dir, 0) - io->seq0;
@@ -528,7 +566,10 @@ static __always_inline int io_exit(struct io_inflight *io, long ret)
 	rec->e.seq = io->unix_sk ? 0 : io_seq(io->sk, io->dir, ret);
 	xmit = io->dir == LS_IO_OUT && io->call != LS_IO_SENDMMSG ? xmit_fold(io, ret, rec->e.seq) : 0;
 	rec->e.xmit = xmit;
-	if (io->call == LS_IO_SENDMMSG || io->call == LS_IO_RECVMMSG) {
+	if (io->one_msg) {
+		n = 0; /* which message of the call this is, nothing says */
+		nseg = 0;
+	} else if (io->call == LS_IO_SENDMMSG || io->call == LS_IO_RECVMMSG) {
 		__u32 first = 0; /* the first message's bytes: its mmsghdr.msg_len */
 
 		bpf_probe_read_user(&first, sizeof(first), (void *)(io->buf + sizeof(struct user_msghdr)));
@@ -699,34 +740,54 @@ static __always_inline void sock_close(__u32 fd)
  * that way are counted (sys_covered) so that only the runs neither made
  * are reported as skipped.
  */
+/* The hooks with backups (the index k below; loader.c's sock_hooks lists
+ * their programs in this order): the syscall ones, and the socket ones of
+ * --sock-hooks socket, whose tracepoints run preemptible on 7.x as well. */
+enum { HOOK_SYS_ENTER, HOOK_SYS_EXIT, HOOK_SEND_BEGIN, HOOK_SEND_END, HOOK_RECV_END, NHOOKS };
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2); /* 0: sys_enter running, 1: sys_exit running */
+	__uint(max_entries, NHOOKS); /* hook k's first program running */
 	__type(key, __u32);
 	__type(value, __u32);
 } sys_busy SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2); /* runs the backups made: 0 enter, 1 exit */
+	__uint(max_entries, NHOOKS); /* runs hook k's backup made */
 	__type(key, __u32);
 	__type(value, __u64);
 } sys_covered SEC(".maps");
 
-static __always_inline int sys_enter_run(struct bpf_raw_tracepoint_args *ctx);
-static __always_inline int sys_exit_run(struct bpf_raw_tracepoint_args *ctx);
+static __always_inline int sys_enter_run(__u64 *ctx);
+static __always_inline int sys_exit_run(__u64 *ctx);
+static __always_inline int send_begin_run(__u64 *ctx);
+static __always_inline int send_end_run(__u64 *ctx);
+static __always_inline int recv_end_run(__u64 *ctx);
 
-/* Direction k's work (0: sys_enter, 1: sys_exit; k is a constant in each
- * program below, so each holds only its own). */
-static __always_inline int sys_run(struct bpf_raw_tracepoint_args *ctx, __u32 k)
+/* Hook k's work (k is a constant in each program below, so each holds only
+ * its own). */
+static __always_inline int sys_run(__u64 *ctx, __u32 k)
 {
-	return k ? sys_exit_run(ctx) : sys_enter_run(ctx);
+	switch (k) {
+	case HOOK_SYS_ENTER:
+		return sys_enter_run(ctx);
+	case HOOK_SYS_EXIT:
+		return sys_exit_run(ctx);
+	case HOOK_SEND_BEGIN:
+		return send_begin_run(ctx);
+	case HOOK_SEND_END:
+		return send_end_run(ctx);
+	}
+	return recv_end_run(ctx);
 }
 
-/* The program proper: its CPU marked busy while it runs. */
-static __always_inline int sys_first(struct bpf_raw_tracepoint_args *ctx, __u32 k)
+/* The program proper: its CPU marked busy while it runs. (The maps are
+ * keyed by a copy of k: k itself stays a constant, so sys_run's switch is
+ * decided at compile time and each program holds only its own hook.) */
+static __always_inline int sys_first(__u64 *ctx, const __u32 k)
 {
-	__u32 *busy = bpf_map_lookup_elem(&sys_busy, &k);
+	__u32 key = k, *busy = bpf_map_lookup_elem(&sys_busy, &key);
 
 	if (busy)
 		*busy = 1;
@@ -737,14 +798,15 @@ static __always_inline int sys_first(struct bpf_raw_tracepoint_args *ctx, __u32 
 }
 
 /* The backup: the work only when the first was skipped (its mark is set). */
-static __always_inline int sys_backup(struct bpf_raw_tracepoint_args *ctx, __u32 k)
+static __always_inline int sys_backup(__u64 *ctx, const __u32 k)
 {
-	__u32 *busy = bpf_map_lookup_elem(&sys_busy, &k);
+	__u32 key = k, *busy = bpf_map_lookup_elem(&sys_busy, &key);
 	__u64 *cov;
 
 	if (!busy || !*busy)
 		return 0; /* the first made this run */
-	cov = bpf_map_lookup_elem(&sys_covered, &k);
+	key = k;
+	cov = bpf_map_lookup_elem(&sys_covered, &key);
 	if (cov)
 		*cov += 1;
 	return sys_run(ctx, k);
@@ -753,25 +815,25 @@ static __always_inline int sys_backup(struct bpf_raw_tracepoint_args *ctx, __u32
 SEC("raw_tp/sys_enter")
 int sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
-	return sys_first(ctx, 0);
+	return sys_first((__u64 *)ctx->args, HOOK_SYS_ENTER);
 }
 
 SEC("raw_tp/sys_enter")
 int sys_enter_2(struct bpf_raw_tracepoint_args *ctx)
 {
-	return sys_backup(ctx, 0);
+	return sys_backup((__u64 *)ctx->args, HOOK_SYS_ENTER);
 }
 
 SEC("raw_tp/sys_exit")
 int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	return sys_first(ctx, 1);
+	return sys_first((__u64 *)ctx->args, HOOK_SYS_EXIT);
 }
 
 SEC("raw_tp/sys_exit")
 int sys_exit_2(struct bpf_raw_tracepoint_args *ctx)
 {
-	return sys_backup(ctx, 1);
+	return sys_backup((__u64 *)ctx->args, HOOK_SYS_EXIT);
 }
 
 /* accept(2) and accept4(2) by a tracked process: the exit says the fd. */
@@ -788,9 +850,9 @@ static __always_inline int accept_enter(long nr)
 
 /* sys_enter(regs, id). The registers are read through the task's own
  * pt_regs (the same ones at syscall entry; a BTF pointer: plain loads). */
-static __always_inline int sys_enter_run(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline int sys_enter_run(__u64 *ctx)
 {
-	long nr = ctx->args[1];
+	long nr = ctx[1];
 	__u16 dir;
 	int call = io_call_of(nr, &dir);
 	struct task_struct *task;
@@ -836,11 +898,11 @@ static __always_inline int sys_enter_run(struct bpf_raw_tracepoint_args *ctx)
 /* sys_exit(regs, ret): only a thread with a followed call in flight (its
  * storage says so) reads anything; every other syscall's exit costs that
  * one lookup. */
-static __always_inline int sys_exit_run(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline int sys_exit_run(__u64 *ctx)
 {
 	struct io_inflight *io = io_current();
 	struct pt_regs *regs;
-	long ret = ctx->args[1];
+	long ret = ctx[1];
 
 	if (!io)
 		return 0;
@@ -854,6 +916,203 @@ static __always_inline int sys_exit_run(struct bpf_raw_tracepoint_args *ctx)
 	}
 	return io_exit(io, ret);
 }
+
+/*
+ * record --sock-hooks socket: the same records from the kernel's socket
+ * tracepoints (Linux >= 6.3) and no program on the raw syscall
+ * tracepoints, whose being attached at all costs every syscall of every
+ * process on the host (`make bench`'s syscall tax). sock_recv_length and
+ * sock_send_length fire as a socket's recvmsg/sendmsg returns, inside the
+ * syscall that made it: its registers say which call it is, its fd and its
+ * buffers, as sys_enter reads them. A TCP write begins at
+ * tcp_sendmsg_locked (where the kernel has it: send_begins), before its
+ * segments leave and before it can sleep on a full send buffer, so the
+ * folded transmission and the time blocked work as from sys_enter (from
+ * after the socket's lock, not the syscall's entry); a read begins as it
+ * ends. Not seen from here: accept (the first I/O adopts the connection;
+ * TCP's tuple comes with its state changes), close (TCP's end is its
+ * destroy; a unix socket's is its peer's EOF, or a new socket at its
+ * address: see unix_peer_eof and sk_conn_any), splice out of a socket,
+ * which message of a sendmmsg/recvmmsg a firing is (each message's bytes,
+ * no payload), a unix write's time blocked, and a call the kernel makes for
+ * io_uring (not a followed syscall: skipped, as sys_enter does).
+ */
+const volatile bool send_begins = false; /* tcp_sendmsg_locked attached */
+
+/* The followed call of direction `want` the current task is in, its
+ * number and registers; NO_CALL for any other (io_uring's workers, a
+ * 32-bit syscall). */
+static __always_inline int sock_tp_call(__u16 want, long *nr, struct pt_regs **regsp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u16 dir;
+	int call;
+
+	*nr = syscall_nr(regs);
+	call = io_call_of(*nr, &dir);
+	if (call == NO_CALL || dir != want || compat_syscall(task, regs))
+		return NO_CALL;
+	*regsp = regs;
+	return call;
+}
+
+/* Call `call` (number nr, registers regs) of the current tracked task on
+ * socket sk begins now: its slot, or NULL when sk is not followed. */
+static __always_inline struct io_inflight *sock_tp_begin(struct sock *sk, long nr, int call,
+							 __u16 dir, struct pt_regs *regs)
+{
+	__u64 fd = PT_REGS_PARM1_SYSCALL(regs), buf = PT_REGS_PARM2_SYSCALL(regs);
+	struct io_inflight *io;
+	struct conn_val *conn;
+	__u32 nvec = 0;
+	bool is_unix;
+
+	switch (call) {
+	case LS_IO_READV:
+	case LS_IO_WRITEV:
+		nvec = PT_REGS_PARM3_SYSCALL(regs);
+		break;
+	case LS_IO_SENDFILE:
+		buf = 0;
+		break;
+	case LS_IO_SPLICE: /* splice(fd_in, off_in, fd_out, ...) into the socket */
+		fd = PT_REGS_PARM3_SYSCALL(regs);
+		buf = 0;
+		break;
+	}
+	conn = sk_conn_any(sk, NO_ADOPT, fd, &is_unix);
+	if (!conn) {
+		/* first met: adopted (TCP) or a candidate (a unix socket's read,
+		 * see io_exit) only when fd is this very socket, not one the
+		 * kernel moves bytes on inside another call (an NFS mount's,
+		 * under a write to a file): fd's walk, once per socket */
+		if (!is_unix && BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+			return NULL;
+		if ((is_unix && dir != LS_IO_IN) || fd_to_sock(fd) != sk)
+			return NULL;
+		if (!is_unix && !(conn = sk_conn_any(sk, LS_ADOPT_IO, fd, &is_unix)))
+			return NULL;
+	}
+	io = io_begin(nr, sk, conn, is_unix, fd, buf, call, dir, nvec, 0);
+	if (io)
+		io->one_msg = call == LS_IO_SENDMMSG || call == LS_IO_RECVMMSG;
+	return io;
+}
+
+/* A followed call on sk that begins and ends here (a read; a write with no
+ * begin), moving ret bytes: its record. */
+static __always_inline int sock_tp_now(struct sock *sk, __u16 dir, long ret)
+{
+	struct io_inflight *io;
+	struct pt_regs *regs;
+	long nr;
+	int call = sock_tp_call(dir, &nr, &regs);
+
+	if (call == NO_CALL)
+		return 0;
+	io = sock_tp_begin(sk, nr, call, dir, regs);
+	return io ? io_exit(io, ret) : 0;
+}
+
+/* tcp_sendmsg_locked(sk, msg, skb, size_goal) */
+static __always_inline int send_begin_run(__u64 *ctx)
+{
+	struct sock *sk = (struct sock *)ctx[0];
+	struct pt_regs *regs;
+	long nr;
+	int call;
+
+	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32) || io_current())
+		return 0; /* untracked, or begun: the same write's next segment */
+	call = sock_tp_call(LS_IO_OUT, &nr, &regs);
+	if (call != NO_CALL)
+		sock_tp_begin(sk, nr, call, LS_IO_OUT, regs);
+	return 0;
+}
+
+/* sock_send_length(sk, ret, flags) */
+static __always_inline int send_end_run(__u64 *ctx)
+{
+	struct sock *sk = (struct sock *)ctx[0];
+	int ret = (int)ctx[1];
+	struct io_inflight *io;
+
+	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	io = io_current();
+	if (io && io->sk == (__u64)sk)
+		return io_exit(io, ret);
+	if (io) /* begun on another socket (MPTCP's subflow) and not ended there */
+		io_done(io, 0);
+	/* a write with no begin: a unix socket's, or TCP's without the hook */
+	if (send_begins && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP)
+		return 0;
+	return sock_tp_now(sk, LS_IO_OUT, ret);
+}
+
+/* A followed unix socket's end, where its close is not seen: its peer (any
+ * process) reads EOF, so the followed side closed, or shut its writes. Its
+ * conn is let go of as sock_close does. (Its socket is orphaned by then,
+ * inode 0: the address is still its own while the peer holds it.) */
+static __always_inline void unix_peer_eof(struct sock *sk)
+{
+	struct ls_ev_sock_close *e;
+	struct conn_val *v;
+	struct sock *peer;
+	__u64 key;
+	__u32 ino;
+
+	if (!unix_stream(sk))
+		return;
+	peer = BPF_CORE_READ((struct unix_sock *)sk, peer);
+	key = (__u64)peer;
+	if (!peer || !(v = bpf_map_lookup_elem(&conns, &key)))
+		return;
+	ino = sock_ino(peer);
+	if (ino && ino != v->ino)
+		return;
+	e = reserve(sizeof(*e));
+	if (e) {
+		fill_hdr(&e->h, LS_EV_SOCK_CLOSE, sizeof(*e));
+		e->conn_id = v->conn_id;
+		e->skaddr = key;
+		e->fd = ~0u;
+		submit(e);
+	}
+	bpf_map_delete_elem(&conns, &key);
+}
+
+/* sock_recv_length(sk, ret, flags) */
+static __always_inline int recv_end_run(__u64 *ctx)
+{
+	struct sock *sk = (struct sock *)ctx[0];
+	int ret = (int)ctx[1], flags = (int)ctx[2];
+
+	if (flags & MSG_PEEK)
+		return 0;
+	if (!ret)
+		unix_peer_eof(sk);
+	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	return sock_tp_now(sk, LS_IO_IN, ret);
+}
+
+/* Hook k's program on tracepoint tp, and its backup (see sys_backup). */
+#define SOCK_HOOK(tp, name, k)                                                                     \
+	SEC("tp_btf/" tp)                                                                          \
+	int name(__u64 *ctx)                                                                       \
+	{                                                                                          \
+		return sys_first(ctx, k);                                                          \
+	}                                                                                          \
+	SEC("tp_btf/" tp)                                                                          \
+	int name##_2(__u64 *ctx)                                                                   \
+	{                                                                                          \
+		return sys_backup(ctx, k);                                                         \
+	}
+SOCK_HOOK("tcp_sendmsg_locked", tcp_send_begin, HOOK_SEND_BEGIN)
+SOCK_HOOK("sock_send_length", sock_send_end, HOOK_SEND_END)
+SOCK_HOOK("sock_recv_length", sock_recv_end, HOOK_RECV_END)
 
 /*
  * TLS plaintext: uprobes on the libssl a tracked process maps (attached per

@@ -51,13 +51,16 @@ enum ls_source {
 	LS_SRC_TCP_PROBE = 1ull << 5,
 	LS_SRC_TCP_RESET = 1ull << 6,
 	LS_SRC_TCP_DESTROY = 1ull << 7,
-	LS_SRC_SOCK_IO = 1ull << 8,  /* syscall tracepoints on tracked sockets */
+	LS_SRC_SOCK_IO = 1ull << 8,  /* socket I/O of tracked sockets */
 	LS_SRC_ENGINE = 1ull << 9,   /* engine-event USDT probes attached */
 	LS_SRC_GPU_UPROBE = 1ull << 10, /* libcuda uprobes attached */
 	LS_SRC_SAMPLES = 1ull << 11,    /* cpu-clock stack sampling */
 	LS_SRC_OFFCPU = 1ull << 12,     /* stacks of blocking switches */
 	LS_SRC_TCP_XMIT = 1ull << 13,   /* net_dev_start_xmit of tracked connections */
 	LS_SRC_OTLP_RECV = 1ull << 14,  /* engine spans received (record --otlp-receive) */
+	/* socket I/O read at the socket tracepoints (record --sock-hooks), not
+	 * the syscall ones */
+	LS_SRC_SOCK_TP = 1ull << 15,
 	LS_SRC_ATTACH_TP_BTF = 1ull << 62, /* tp_btf used (else raw_tp) */
 };
 

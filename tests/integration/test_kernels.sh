@@ -57,6 +57,8 @@ i=0; while [ ! -e /tmp/ready ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); do
 sleep 0.5; kill -INT $rec; wait $rec; echo "=== record_rc=$?"
 cat /tmp/rec.log
 /opt/ls/latsplit report /tmp/c.data | head -6
+/opt/ls/latsplit record --sock-hooks socket -d 0.2 -o /tmp/s.data -- true 2>/tmp/sh.err >/dev/null
+echo "=== sock_hooks_socket rc=$? $(grep -m1 -- --sock-hooks /tmp/sh.err)"
 echo "=== json"
 /opt/ls/latsplit report --json /tmp/c.data
 echo "=== end"
@@ -214,14 +216,26 @@ miss = [w for w in want if w not in line]
 unavailable = [l for l in con.splitlines() if "not available on this kernel" in l]
 res(NAME + ".sources", not miss and not unavailable,
     f"attached there: {line.split('sources:')[-1].strip()}; missing {miss}; {unavailable}")
+# socket I/O at the socket tracepoints where the kernel has them (>= 6.3),
+# else at the syscall ones; --sock-hooks socket there: a one-line error
+rel = re.search(r"=== uname (\d+)\.(\d+)", con)
+has = rel is not None and (int(rel.group(1)), int(rel.group(2))) >= (6, 3)
+sh = re.search(r"=== sock_hooks_socket rc=(\d+) ?(.*)", con)
+tp = "sock_io:socket_tp" in line
+ok_sh = sh is not None and (int(sh.group(1)) == 0 if has else
+                            int(sh.group(1)) != 0 and "Linux >= 6.3" in sh.group(2))
+res(NAME + ".sock_hooks", tp == has and ok_sh,
+    f"socket tracepoints expected {has}, used by default {tp}; --sock-hooks socket: " +
+    (f"rc {sh.group(1)} {sh.group(2)[:100]}" if sh else "did not run"))
 PY
 }
 # KERNELS="SUITE:NAME ..." picks some. On Debian testing's 7.2 the syscall
-# tracepoints are faultable: their programs run preemptible, and the kernel
-# skips a program's run on a CPU where its previous run was preempted (its
-# recursion check): 4-13 of 40 requests lose socket records there under
-# qemu's emulation, which the report counts ("probe runs the kernel
-# skipped"); 6.1 and 6.12 rebuild 40 of 40.
+# tracepoints are faultable and the socket ones run preemptible: their
+# programs can be preempted, and the kernel skips a program's run on a CPU
+# where its previous run was preempted (its recursion check). record
+# attaches backups there from the start; runs still skipped are counted by
+# the report ("probe runs the kernel skipped") and may cost requests under
+# qemu's emulation; 6.1 and 6.12 rebuild 40 of 40.
 for k in ${KERNELS:-bookworm:kernel61 trixie:kernel612 forky:kernel7}; do
   run_kernel "${k%%:*}" "${k#*:}"
 done

@@ -97,9 +97,11 @@ else
 fi
 
 # --- a server on recvmmsg/sendmmsg: the first message's payload, every
-# message's bytes (the response's head, then its body, each a message)
+# message's bytes (the response's head, then its body, each a message), read
+# at the syscall tracepoints (at the socket ones, which say not which
+# message of the call a send or receive is: bytes only, below)
 if cc -D_GNU_SOURCE -O1 -o "$T/mmsg_server" "$ROOT/tests/helpers/mmsg_server.c"; then
-  start_recording "$T/mmsg.data" "$T/mmsg.ready" -- "$T/mmsg_server" 18464 "$T/mmsg.ready" ||
+  start_recording "$T/mmsg.data" "$T/mmsg.ready" --sock-hooks syscalls -- "$T/mmsg_server" 18464 "$T/mmsg.ready" ||
     fail "servers.mmsg: server did not start"
   sizes=()
   for i in 1 2 3; do
@@ -113,6 +115,20 @@ if cc -D_GNU_SOURCE -O1 -o "$T/mmsg_server" "$ROOT/tests/helpers/mmsg_server.c";
   want=$(for i in 1 2 3; do echo "mmsg-$i ok $(( ${sizes[i-1]} ))"; done)
   check "servers.mmsg: requests read by recvmmsg, answered by sendmmsg: $(echo $got) (want $(echo $want))" \
     [ "$got" = "$want" ]
+  # at the socket tracepoints: no request rebuilt, every connection counted
+  # (opaque), none silently gone
+  if grep -qa btf_trace_sock_send_length /sys/kernel/btf/vmlinux; then
+    rm -f "$T/mmsg.ready"
+    start_recording "$T/mmsg_tp.data" "$T/mmsg.ready" --sock-hooks socket -- "$T/mmsg_server" 18464 "$T/mmsg.ready" ||
+      fail "servers.mmsg_socket: server did not start"
+    for i in 1 2 3; do
+      curl -s -o /dev/null -d '{"prompt":"x"}' http://127.0.0.1:18464/v1/completions
+    done
+    stop_recording 0.5
+    line=$("$LS" report "$T/mmsg_tp.data" 2>&1 | grep -m1 'HTTP connections')
+    check "servers.mmsg_socket: at the socket tracepoints, mmsg calls' bytes without payload: 3 connections counted opaque ($line)" \
+      grep -q '0 requests on 0 HTTP connections (3 opaque' <<<"$line"
+  fi
 else
   fail "servers.mmsg: cc failed"
 fi

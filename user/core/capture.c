@@ -109,6 +109,7 @@ static const struct {
 	{LS_SRC_OFFCPU, "offcpu_stacks"},
 	{LS_SRC_TCP_XMIT, "tcp_xmit"},
 	{LS_SRC_OTLP_RECV, "otlp_receive"},
+	{LS_SRC_SOCK_TP, "sock_io:socket_tp"},
 	{LS_SRC_ATTACH_TP_BTF, "via:tp_btf"},
 };
 

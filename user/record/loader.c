@@ -73,6 +73,7 @@ struct ls_bpf {
 	struct bpf_link *sock_links[32];
 	int nsock_links;
 	bool sys_backups; /* ls_bpf_sys_backups tried */
+	bool sock_tp;     /* socket I/O from the socket tracepoints (--sock-hooks) */
 	/* uprobes (libssl, libcuda) attach as uprobe_multi links */
 	bool multi;
 	/* ls_bpf_detach's thread, running (else everything detaches on stop) */
@@ -189,6 +190,70 @@ append_item(char *line, size_t cap, const char *fmt, ...)
 /* An optional source this kernel or host does not offer. */
 #define note_missing(b, ...) append_item((b)->missing, sizeof((b)->missing), __VA_ARGS__)
 
+/* The socket-I/O programs with backups, in sock.bpf.c's HOOK_* order: the
+ * first program of hook k and its backup. */
+#define NHOOKS 5
+static void sock_hooks(const struct ls_bpf *b, struct bpf_program *first[NHOOKS],
+		       struct bpf_program *backup[NHOOKS])
+{
+	const typeof(b->sock->progs) *p = &b->sock->progs;
+
+	first[0] = p->sys_enter, backup[0] = p->sys_enter_2;
+	first[1] = p->sys_exit, backup[1] = p->sys_exit_2;
+	first[2] = p->tcp_send_begin, backup[2] = p->tcp_send_begin_2;
+	first[3] = p->sock_send_end, backup[3] = p->sock_send_end_2;
+	first[4] = p->sock_recv_end, backup[4] = p->sock_recv_end_2;
+}
+
+/* Is p a backup (attached by attach_sys_backups, not at start)? */
+static bool sock_backup(const struct ls_bpf *b, const struct bpf_program *p)
+{
+	struct bpf_program *first[NHOOKS], *backup[NHOOKS];
+
+	sock_hooks(b, first, backup);
+	for (int k = 0; k < NHOOKS; k++)
+		if (p == backup[k])
+			return true;
+	return false;
+}
+
+/* Where socket I/O is read (record --sock-hooks): the socket tracepoints
+ * where the kernel has them and tp_btf programs load (choose_programs
+ * said), else the raw syscall ones. */
+static int choose_sock_hooks(struct ls_bpf *b, const struct ls_bpf_opts *opts, char *err,
+			     size_t errlen)
+{
+	bool has = ls_btf_has_tracepoint("sock_send_length") &&
+		   ls_btf_has_tracepoint("sock_recv_length"),
+	     btf = b->sources & LS_SRC_ATTACH_TP_BTF;
+
+	if (opts->sock_hooks == LS_SOCK_HOOKS_SOCKET && !opts->no_sock && !(has && btf)) {
+		snprintf(err, errlen,
+			 "--sock-hooks socket: %s; use --sock-hooks syscalls or auto",
+			 has ? "tp_btf programs do not load here (see latsplit check)"
+			     : "this kernel has no sock_send_length/sock_recv_length tracepoints "
+			       "(Linux >= 6.3)");
+		return -ENOTSUP;
+	}
+	b->sock_tp = opts->sock_hooks == LS_SOCK_HOOKS_SOCKET ||
+		     (opts->sock_hooks == LS_SOCK_HOOKS_AUTO && has && btf);
+	if (!b->sock)
+		return 0;
+	struct bpf_program *first[NHOOKS], *backup[NHOOKS];
+	/* where the kernel has it, a TCP write begins before its segments leave */
+	bool begins = b->sock_tp && ls_btf_has_tracepoint("tcp_sendmsg_locked");
+	/* the programs of the hooks chosen (sock.bpf.c's HOOK_* order) */
+	bool want[NHOOKS] = {!b->sock_tp, !b->sock_tp, begins, b->sock_tp, b->sock_tp};
+
+	sock_hooks(b, first, backup);
+	for (int k = 0; k < NHOOKS; k++) {
+		bpf_program__set_autoload(first[k], want[k]);
+		bpf_program__set_autoload(backup[k], want[k]);
+	}
+	b->sock->rodata->send_begins = begins;
+	return 0;
+}
+
 /* Chooses tp_btf, raw_tp or nothing for each tracepoint. */
 static int choose_programs(struct ls_bpf *b, char *err, size_t errlen)
 {
@@ -245,9 +310,9 @@ static int share_maps(struct bpf_object *dst, const struct bpf_object *src)
 
 static int attach_sys_backups(struct ls_bpf *b);
 
-/* The socket-I/O domain: the raw sys_enter and sys_exit tracepoints (no
- * tracefs needed). Optional: without it, TCP and scheduler events still
- * flow. */
+/* The socket-I/O domain: the raw sys_enter and sys_exit tracepoints, or
+ * the socket tracepoints (b->sock_tp; no tracefs needed either way).
+ * Optional: without it, TCP and scheduler events still flow. */
 static void start_sock(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 {
 	struct bpf_program *p;
@@ -260,9 +325,9 @@ static void start_sock(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 		return;
 	}
 	bpf_object__for_each_program(p, b->sock->obj) {
-		if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE)
-			continue; /* the libssl uprobes: per file (ls_bpf_tls_attach) */
-		if (p == b->sock->progs.sys_enter_2 || p == b->sock->progs.sys_exit_2)
+		if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE || !bpf_program__autoload(p))
+			continue; /* the libssl uprobes: per file (ls_bpf_tls_attach); the hooks not chosen */
+		if (sock_backup(b, p))
 			continue; /* backups: ls_bpf_sys_backups, once the kernel skips runs */
 		struct bpf_link *l = bpf_program__attach(p);
 
@@ -272,12 +337,15 @@ static void start_sock(struct ls_bpf *b, const struct ls_bpf_opts *opts)
 			continue;
 		}
 		b->sock_links[b->nsock_links++] = l;
+		if (p == b->sock->progs.sock_recv_end) /* what the capture says is what ran */
+			b->sources |= LS_SRC_SOCK_TP;
 	}
 	if (b->nsock_links)
 		b->sources |= LS_SRC_SOCK_IO;
 	/* a kernel whose tracepoints run BPF faultable (7.x: its BTF has
-	 * trace_call_bpf_faultable) skips runs of a preempted syscall program:
-	 * the backups from the start, not from the first misses */
+	 * trace_call_bpf_faultable) skips runs of a preempted syscall program,
+	 * and there the socket tracepoints' programs run preemptible too: the
+	 * backups from the start, not from the first misses */
 	const struct btf *btf = ls_vmlinux_btf();
 
 	if (b->nsock_links && btf &&
@@ -916,6 +984,8 @@ int ls_bpf_start(struct ls_bpf **out, const struct ls_bpf_opts *opts, char *err,
 		goto fail;
 	table(b);
 	e = choose_programs(b, err, errlen);
+	if (!e)
+		e = choose_sock_hooks(b, opts, err, errlen);
 	if (e)
 		goto fail;
 	if ((e = load_sources(b, opts, err, errlen)))
@@ -1018,15 +1088,19 @@ static unsigned long long prog_misses(struct bpf_program *p)
 	return info.recursion_misses;
 }
 
-/* The syscall programs' backups, attached once: 1, or -1 on failure. */
+/* The backups of the socket-I/O programs loaded (the chosen hooks),
+ * attached once: 1, or -1 on failure. */
 static int attach_sys_backups(struct ls_bpf *b)
 {
-	struct bpf_program *backup[2] = {b->sock->progs.sys_enter_2, b->sock->progs.sys_exit_2};
+	struct bpf_program *first[NHOOKS], *backup[NHOOKS];
 	int max = (int)(sizeof(b->sock_links) / sizeof(b->sock_links[0]));
 
 	b->sys_backups = true; /* tried once */
-	for (int i = 0; i < 2; i++) {
-		struct bpf_link *l = b->nsock_links < max ? bpf_program__attach(backup[i]) : NULL;
+	sock_hooks(b, first, backup);
+	for (int k = 0; k < NHOOKS; k++) {
+		if (!bpf_program__autoload(backup[k]))
+			continue;
+		struct bpf_link *l = b->nsock_links < max ? bpf_program__attach(backup[k]) : NULL;
 
 		if (!l)
 			return -1;
@@ -1037,11 +1111,15 @@ static int attach_sys_backups(struct ls_bpf *b)
 
 int ls_bpf_sys_backups(struct ls_bpf *b)
 {
+	struct bpf_program *first[NHOOKS], *backup[NHOOKS];
+	bool missed = false;
+
 	if (b->sys_backups || !b->sock || !(b->sources & LS_SRC_SOCK_IO) || b->detaching)
 		return 0;
-	if (!prog_misses(b->sock->progs.sys_enter) && !prog_misses(b->sock->progs.sys_exit))
-		return 0;
-	return attach_sys_backups(b);
+	sock_hooks(b, first, backup);
+	for (int k = 0; k < NHOOKS; k++)
+		missed |= prog_misses(first[k]) > 0;
+	return missed ? attach_sys_backups(b) : 0;
 }
 
 unsigned long long ls_bpf_prog_skips(struct ls_bpf *b, char *top, size_t toplen,
@@ -1063,12 +1141,16 @@ unsigned long long ls_bpf_prog_skips(struct ls_bpf *b, char *top, size_t toplen,
 
 			/* a backup's misses lose nothing by themselves: what was
 			 * lost is the first's misses it did not make up for */
-			if (b->sock && (p == b->sock->progs.sys_enter_2 || p == b->sock->progs.sys_exit_2))
+			if (b->sock && sock_backup(b, p))
 				continue;
-			if (b->sock && p == b->sock->progs.sys_enter)
-				cov = percpu_sum(b->sock->maps.sys_covered, 0, NULL, 0);
-			else if (b->sock && p == b->sock->progs.sys_exit)
-				cov = percpu_sum(b->sock->maps.sys_covered, 1, NULL, 0);
+			if (b->sock) {
+				struct bpf_program *first[NHOOKS], *backup[NHOOKS];
+
+				sock_hooks(b, first, backup);
+				for (int k = 0; k < NHOOKS; k++)
+					if (p == first[k])
+						cov = percpu_sum(b->sock->maps.sys_covered, k, NULL, 0);
+			}
 			m = m > cov ? m - cov : 0;
 			total += m;
 			if (m > *top_n) {

@@ -14,11 +14,15 @@
 
 struct ls_bpf;
 
+/* record --sock-hooks */
+enum { LS_SOCK_HOOKS_AUTO, LS_SOCK_HOOKS_SOCKET, LS_SOCK_HOOKS_SYSCALLS };
+
 struct ls_bpf_opts {
 	bool track_all;
 	size_t ringbuf_bytes; /* power of two, >= page size */
 	unsigned int capture_bytes; /* payload prefix per socket I/O, <= 4096 */
 	bool no_sock;               /* skip the socket-I/O domain */
+	int sock_hooks; /* LS_SOCK_HOOKS_*: where socket I/O is read */
 	/* Load the engine probes: they attach to the files below at start and
 	 * to those tracked processes map later (ls_bpf_probe_file). */
 	bool engine;

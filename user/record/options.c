@@ -37,7 +37,15 @@ void ls_rec_usage(FILE *out)
 		"  -p, --pid PID        track PID and its descendants (repeatable)\n"
 		"      --port N         track TCP connections on local port N (repeatable)\n"
 		"      --ringbuf MB     BPF ring buffer size, power of two (default 8)\n"
-		"      --no-sock        no socket I/O (syscall) tracing: TCP and scheduler only\n"
+		"      --no-sock        no socket I/O tracing: TCP and scheduler only\n"
+		"      --sock-hooks auto|socket|syscalls  where socket I/O is read: socket,\n"
+		"                       the kernel's socket tracepoints (Linux >= 6.3; they\n"
+		"                       cost nothing to other syscalls, but see no splice out\n"
+		"                       of a socket and no payload of sendmmsg/recvmmsg), or\n"
+		"                       syscalls, the raw syscall tracepoints (every syscall\n"
+		"                       on the host pays ~40 ns for them while attached: see\n"
+		"                       make bench); auto (default): socket where the kernel\n"
+		"                       has them, else syscalls\n"
 		"      --no-tls         no uprobes on libssl (TLS plaintext unread; each\n"
 		"                       SSL_read/SSL_write costs a uprobe trap pair; see make bench)\n"
 		"  -F, --freq HZ        on-CPU stack samples per second per CPU (default 49; 0: off)\n"
@@ -266,6 +274,18 @@ static int parse_source(struct ls_rec_opts *o, int opt, char *optarg)
 	case 'N':
 		o->no_sock = true;
 		break;
+	case 'k':
+		if (!strcmp(optarg, "auto")) {
+			o->sock_hooks = LS_SOCK_HOOKS_AUTO;
+		} else if (!strcmp(optarg, "socket")) {
+			o->sock_hooks = LS_SOCK_HOOKS_SOCKET;
+		} else if (!strcmp(optarg, "syscalls")) {
+			o->sock_hooks = LS_SOCK_HOOKS_SYSCALLS;
+		} else {
+			ls_err("record", "bad --sock-hooks '%s' (auto, socket or syscalls)", optarg);
+			return -1;
+		}
+		break;
 	case 'W':
 		o->no_tls = true;
 		break;
@@ -428,6 +448,7 @@ int ls_rec_opts_parse(struct ls_rec_opts *o, int argc, char **argv, bool top,
 		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
 		{"capture-bytes", required_argument, NULL, 'C'},
 		{"no-sock", no_argument, NULL, 'N'},
+		{"sock-hooks", required_argument, NULL, 'k'},
 		{"no-tls", no_argument, NULL, 'W'},
 		{"engine-lib", required_argument, NULL, 'E'},
 		{"cuda-lib", required_argument, NULL, 'L'},

@@ -29,6 +29,7 @@ struct ls_rec_opts {
 	unsigned long ringbuf_mb, level, stack_entries, capture_bytes, freq, ustack_bytes, eh_rows;
 	unsigned long kstack_min_us; /* --offcpu-kernel-min-us */
 	bool eh_asked; /* --call-graph eh given (else the default: frame pointers if it fails) */
+	int sock_hooks; /* --sock-hooks: LS_SOCK_HOOKS_* */
 	bool verbose, no_sock, no_tls, no_engine, sample_all, offcpu, symbolize, capture_bodies;
 	const char *engine_paths[8], *cuda_paths[4];
 	int nengine_paths, ncuda_paths;

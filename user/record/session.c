@@ -234,6 +234,7 @@ static int attach(struct ls_session *s)
 				 .ringbuf_bytes = o->ringbuf_mb << 20,
 				 .capture_bytes = o->capture_bytes,
 				 .no_sock = o->no_sock,
+				 .sock_hooks = o->sock_hooks,
 				 .sample_freq = o->freq,
 				 .sample_all = o->sample_all,
 				 .offcpu_stacks = o->offcpu,
