@@ -14,11 +14,11 @@
 #     run time from kernel.bpf_stats_enabled);
 #  5. the same on a real server and load generator: nginx + ApacheBench.
 # Both overhead sections also run the load under empty programs on the
-# tracepoints record's objects attach to (build/floor-probe): the most any
-# program there could leave the workload, printed beside the goals.
-# And under empty programs with the socket tracepoints (sock_send_length,
-# sock_recv_length) in place of the raw syscall ones: the same bound for
-# following socket I/O there instead (a design weighed, not record's).
+# tracepoints record attaches to (build/floor-probe): the most any program
+# there could leave the workload, printed beside the goals; and socket I/O
+# read at the raw syscall tracepoints (--sock-hooks syscalls, record's way
+# on kernels without the socket tracepoints) beside record's default, with
+# its floor.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=build
@@ -132,20 +132,28 @@ floored_on() { # "OBJECT|tp:NAME ..." CMD...: the command's output under empty
   if grep -q attached $T/floor.out; then "$@"; else echo 0; fi
   kill -INT $fp 2>/dev/null; wait $fp
 }
-# CMD...: under empty programs on record's tracepoints
-floored() { floored_on "$B/sock.bpf.o $B/sched.bpf.o $B/net.bpf.o" "$@"; }
-# The same with socket I/O hooked where the kernel moves a socket's bytes
-# (sock_send_length, sock_recv_length: a tracepoint in each socket's send and
-# receive) instead of at every syscall (sys_enter, sys_exit): what that design
-# would leave, before any work. (Not what record does: measured to weigh it.)
-floored_socktp() { floored_on "$B/sched.bpf.o $B/net.bpf.o tp:sock_send_length tp:sock_recv_length" "$@"; }
-declare -a base floor floorsock noeng nosock nostacks offcpu full fullfp agent bpes eprs
+# Socket I/O's tracepoints: record's default reads it at the socket
+# tracepoints where the kernel has them (its BTF names them), else at the raw
+# syscall ones; --sock-hooks syscalls always at the syscall ones.
+SYS_TPS="tp:sys_enter tp:sys_exit"
+if grep -qa btf_trace_sock_send_length /sys/kernel/btf/vmlinux 2>/dev/null; then
+  SOCK_TPS="tp:sock_send_length tp:sock_recv_length"
+  grep -qa btf_trace_tcp_sendmsg_locked /sys/kernel/btf/vmlinux && SOCK_TPS+=" tp:tcp_sendmsg_locked"
+else
+  SOCK_TPS=$SYS_TPS
+fi
+# CMD...: under empty programs on record's tracepoints (its defaults)
+floored() { floored_on "$B/sched.bpf.o $B/net.bpf.o $SOCK_TPS" "$@"; }
+# the same with the raw syscall tracepoints for socket I/O (--sock-hooks syscalls)
+floored_sys() { floored_on "$B/sched.bpf.o $B/net.bpf.o $SYS_TPS" "$@"; }
+declare -a base floor floorsys noeng nosock nostacks nostackssys offcpu full fullfp agent bpes eprs
 for round in 1 2 3; do
   base+=("$(run_load)")
   floor+=("$(floored run_load)")
-  floorsock+=("$(floored_socktp run_load)")
+  floorsys+=("$(floored_sys run_load)")
   noeng+=("$(recorded --no-sock -F 0 --no-offcpu --no-engine)")
   nosock+=("$(recorded --no-sock -F 0 --no-offcpu)")
+  nostackssys+=("$(recorded -F 0 --no-offcpu --sock-hooks syscalls)")
   nostacks+=("$(recorded -F 0 --no-offcpu)")
   offcpu+=("$(recorded -F 0)")
   fullfp+=("$(recorded --call-graph fp)")
@@ -159,24 +167,27 @@ for round in 1 2 3; do
   nreq=$(sed -n 's/.*HTTP requests read by tracked processes: \([0-9]*\).*/\1/p' $T/rec.log)
   epr=$(awk -v e="$ev" -v r="${nreq:-0}" 'BEGIN { if (r > 0) printf "%.1f", e / r; else print "?" }')
   eprs+=("$epr")
-  printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | floor, socket tracepoints for syscall ones %8.1f | sched+tcp, no engine events %8.1f | +engine events %8.1f | +sockets %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f | full, frame-pointer stacks %8.1f  (full: %s events in %s s, sock_io %s, %s B/event, %s events per request)\n" \
-    $round "${base[-1]}" "${floor[-1]}" "${floorsock[-1]}" "${noeng[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${offcpu[-1]}" "${full[-1]}" "${fullfp[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe" "$epr"
+  printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | floor, raw syscall tracepoints for socket I/O %8.1f | sched+tcp, no engine events %8.1f | +engine events %8.1f | +sockets %8.1f | +sockets at the syscall tracepoints %8.1f | +off-CPU stacks %8.1f | +sampling (full) %8.1f | full, frame-pointer stacks %8.1f  (full: %s events in %s s, sock_io %s, %s B/event, %s events per request)\n" \
+    $round "${base[-1]}" "${floor[-1]}" "${floorsys[-1]}" "${noeng[-1]}" "${nosock[-1]}" "${nostacks[-1]}" "${nostackssys[-1]}" "${offcpu[-1]}" "${full[-1]}" "${fullfp[-1]}" "$ev" "$dur" "${sio:-0}" "$bpe" "$epr"
 done
-python3 - "${base[@]}" "${noeng[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" "${fullfp[@]}" "${floor[@]}" "${floorsock[@]}" <<'PY'
+python3 - "${base[@]}" "${noeng[@]}" "${nosock[@]}" "${nostacks[@]}" "${offcpu[@]}" "${full[@]}" "${fullfp[@]}" "${floor[@]}" "${floorsys[@]}" "${nostackssys[@]}" <<'PY'
 import os, sys, statistics as s
-v = list(map(float, sys.argv[1:])); b, ne, n, ns, oc, f, ffp, fl, fs = (v[i:i + 3] for i in range(0, 27, 3))
+v = list(map(float, sys.argv[1:])); b, ne, n, ns, oc, f, ffp, fl, fs, nss = (v[i:i + 3] for i in range(0, 30, 3))
 m = s.median(b)
 print("goal (issue 15): the full default recording >= 0.90 of untraced")
 with open(os.environ["GOALS"], "a") as g:
     r = s.median(f) / m
     g.write(f"overhead: full recording / untraced (req/s)|>= 0.90|{r:.3f}|{'yes' if r >= 0.9 else 'no'}\n")
     g.write(f"  its floor: empty programs on record's tracepoints / untraced|printed, no target|{s.median(fl)/m:.3f}|-\n")
-    g.write(f"  that floor with socket tracepoints for the syscall ones|printed, no target|{s.median(fs)/m:.3f}|-\n")
+    g.write(f"  that floor with the raw syscall tracepoints for socket I/O|printed, no target|{s.median(fs)/m:.3f}|-\n")
+    g.write(f"  up to socket I/O (-F 0 --no-offcpu) / untraced|printed, no target|{s.median(ns)/m:.3f}|-\n")
+    g.write(f"  the same with --sock-hooks syscalls|printed, no target|{s.median(nss)/m:.3f}|-\n")
 print(f"median req/s (ratio to untraced): untraced {m:.1f}; floor, empty programs on the same tracepoints "
-      f"{s.median(fl):.1f} ({s.median(fl)/m:.3f}); the same with socket tracepoints for the syscall ones "
+      f"{s.median(fl):.1f} ({s.median(fl)/m:.3f}); the same with the raw syscall tracepoints for socket I/O "
       f"{s.median(fs):.1f} ({s.median(fs)/m:.3f}); sched+tcp without engine events "
       f"{s.median(ne):.1f} ({s.median(ne)/m:.3f}); + engine events (ring) {s.median(n):.1f} ({s.median(n)/m:.3f}); "
-      f"+socket I/O {s.median(ns):.1f} ({s.median(ns)/m:.3f}); +off-CPU stacks {s.median(oc):.1f} "
+      f"+socket I/O {s.median(ns):.1f} ({s.median(ns)/m:.3f}); the same read at the syscall tracepoints "
+      f"(--sock-hooks syscalls) {s.median(nss):.1f} ({s.median(nss)/m:.3f}); +off-CPU stacks {s.median(oc):.1f} "
       f"({s.median(oc)/m:.3f}); +49 Hz sampling {s.median(f):.1f} ({s.median(f)/m:.3f}); the same with "
       f"frame-pointer user stacks (--call-graph fp) {s.median(ffp):.1f} ({s.median(ffp)/m:.3f})")
 with open(os.environ["GOALS"], "a") as g:
@@ -270,36 +281,40 @@ if command -v nginx >/dev/null && command -v ab >/dev/null; then
     abload
     kill -INT $rp; wait $rp
   }
-  declare -a nb nfl nfs nl ns nf
+  declare -a nb nfl nfs nl ns nss nf
   for round in 1 2 3; do
     nb+=("$(abload)")
     nfl+=("$(floored abload)")
-    nfs+=("$(floored_socktp abload)")
+    nfs+=("$(floored_sys abload)")
     nl+=("$(ngrec --no-sock -F 0 --no-offcpu)")
+    nss+=("$(ngrec -F 0 --no-offcpu --sock-hooks syscalls)")
     ns+=("$(ngrec -F 0 --no-offcpu)")
     nf+=("$(ngrec)")
     ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/ng.log)
     nreq=$(sed -n 's/.*HTTP requests read by tracked processes: \([0-9]*\).*/\1/p' $T/ng.log)
     bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/ng.log)
     epr=$(awk -v e="${ev:-0}" -v r="${nreq:-0}" 'BEGIN { if (r > 0) printf "%.1f", e / r; else print "?" }')
-    printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | floor, socket tracepoints for syscall ones %8.1f | sched+tcp %8.1f | +socket I/O %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s events per request, %s B/event)\n" \
-      $round "${nb[-1]:-0}" "${nfl[-1]:-0}" "${nfs[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "$epr" "${bpe:-?}"
+    printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | floor, raw syscall tracepoints for socket I/O %8.1f | sched+tcp %8.1f | +socket I/O %8.1f | +socket I/O at the syscall tracepoints %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s events per request, %s B/event)\n" \
+      $round "${nb[-1]:-0}" "${nfl[-1]:-0}" "${nfs[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nss[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "$epr" "${bpe:-?}"
   done
   kill $NGPID 2>/dev/null; wait $NGPID 2>/dev/null
-  python3 - "${nb[@]}" "${nl[@]}" "${ns[@]}" "${nf[@]}" "${nfl[@]}" "${nfs[@]}" <<'PY'
+  python3 - "${nb[@]}" "${nl[@]}" "${ns[@]}" "${nf[@]}" "${nfl[@]}" "${nfs[@]}" "${nss[@]}" <<'PY'
 import os, sys, statistics as s
-v = [float(x or 0) for x in sys.argv[1:]]; b, l, n, f, fl, fs = (v[i:i + 3] for i in range(0, 18, 3))
+v = [float(x or 0) for x in sys.argv[1:]]; b, l, n, f, fl, fs, nss = (v[i:i + 3] for i in range(0, 21, 3))
 m = s.median(b) or 1
 print(f"median req/s (ratio to untraced): untraced {s.median(b):.1f}; floor, empty programs on the same "
-      f"tracepoints {s.median(fl):.1f} ({s.median(fl)/m:.3f}); the same with socket tracepoints for the "
-      f"syscall ones {s.median(fs):.1f} ({s.median(fs)/m:.3f}); sched+tcp {s.median(l):.1f} "
-      f"({s.median(l)/m:.3f}); +socket I/O {s.median(n):.1f} ({s.median(n)/m:.3f}); defaults "
+      f"tracepoints {s.median(fl):.1f} ({s.median(fl)/m:.3f}); the same with the raw syscall tracepoints "
+      f"for socket I/O {s.median(fs):.1f} ({s.median(fs)/m:.3f}); sched+tcp {s.median(l):.1f} "
+      f"({s.median(l)/m:.3f}); +socket I/O {s.median(n):.1f} ({s.median(n)/m:.3f}); the same read at the "
+      f"syscall tracepoints (--sock-hooks syscalls) {s.median(nss):.1f} ({s.median(nss)/m:.3f}); defaults "
       f"{s.median(f):.1f} ({s.median(f)/m:.3f})")
 with open(os.environ["GOALS"], "a") as g:
     r = s.median(f) / m
     g.write(f"overhead: nginx + ab -k, record --port defaults / untraced (req/s)|>= 0.90|{r:.3f}|{'yes' if r >= 0.9 else 'no'}\n")
     g.write(f"  its floor: empty programs on record's tracepoints / untraced|printed, no target|{s.median(fl)/m:.3f}|-\n")
-    g.write(f"  that floor with socket tracepoints for the syscall ones|printed, no target|{s.median(fs)/m:.3f}|-\n")
+    g.write(f"  that floor with the raw syscall tracepoints for socket I/O|printed, no target|{s.median(fs)/m:.3f}|-\n")
+    g.write(f"  up to socket I/O (-F 0 --no-offcpu) / untraced|printed, no target|{s.median(n)/m:.3f}|-\n")
+    g.write(f"  the same with --sock-hooks syscalls|printed, no target|{s.median(nss)/m:.3f}|-\n")
 PY
 else
   echo "skipped: nginx or ab missing (tools/install-test-deps.sh installs nginx-light and apache2-utils)"
@@ -323,32 +338,34 @@ goal "TLS uprobe cost per SSL call (ns)" "printed, no target" "$tls_call" "-"
 echo
 echo "== what a recording costs the host's other processes: getppid(2) in a loop by a process latsplit"
 echo "   does not track (tests/bench/syscall_loop.c, 5 M calls), untraced vs under \`record\` defaults"
-echo "   (an idle tracked port), 3 alternated rounds. Every syscall on the host passes the raw syscall"
-echo "   tracepoints while socket I/O is followed (--no-sock: not attached); and under empty programs on"
-echo "   the socket tracepoints sock_send_length/sock_recv_length in their place (a design weighed, not record's)"
+echo "   (an idle tracked port), 3 alternated rounds, and under --sock-hooks syscalls: then every syscall"
+echo "   on the host passes the raw syscall tracepoints while socket I/O is followed (--no-sock: not"
+echo "   attached); each beside its floor (empty programs on the same tracepoints)"
 taxrec() { # ARGS...: ns per getppid under record --port (an idle port) ARGS
   $B/latsplit record -o $T/tax.data --port 18599 "$@" 2>$T/tax.log & local rp=$!
   for i in $(seq 200); do grep -q recording $T/tax.log && break; sleep 0.05; done
   $B/syscall-loop 5000000
   kill -INT $rp; wait $rp
 }
-declare -a taxfl taxfs
+declare -a taxfl taxfs taxsys
 above() { awk -v a=$1 -v f=$2 'BEGIN {if (f > 0) printf "%+.1f", f - a; else print "n/a"}'; } # BASE FLOOR: ns added; n/a: not attached
 for round in 1 2 3; do
   a=$($B/syscall-loop 5000000); b=$(taxrec); c=$(taxrec --no-sock); f=$(floored $B/syscall-loop 5000000)
-  fs=$(floored_socktp $B/syscall-loop 5000000)
+  fs=$(floored_sys $B/syscall-loop 5000000); sy=$(taxrec --sock-hooks syscalls)
   taxfl+=("$(above $a $f)")
   taxfs+=("$(above $a $fs)")
-  printf "round %d: untraced %6.1f ns | recorded --no-sock %6.1f ns | floor (empty programs) %6.1f ns | floor, socket tracepoints for syscall ones %6.1f ns | recorded %6.1f ns per syscall: +%.1f ns\n" \
-    $round $a $c $f $fs $b "$(awk -v a=$a -v b=$b 'BEGIN {print b - a}')" | tee -a $T/tax.rounds
+  taxsys+=("$(above $a $sy)")
+  printf "round %d: untraced %6.1f ns | recorded --no-sock %6.1f ns | recorded --sock-hooks syscalls %6.1f ns | floor (empty programs) %6.1f ns | floor, raw syscall tracepoints for socket I/O %6.1f ns | recorded %6.1f ns per syscall: +%.1f ns\n" \
+    $round $a $c $sy $f $fs $b "$(awk -v a=$a -v b=$b 'BEGIN {print b - a}')" | tee -a $T/tax.rounds
 done
 tax=$(awk '{v = $(NF - 1); sub(/^[+]/, "", v); print v}' $T/tax.rounds | sort -n | sed -n 2p)
 echo "added to each syscall of an untracked process by the default recording: $tax ns (median)"
 goal "syscall tax on untracked processes (ns per syscall, median)" "printed, no target" "$tax" "-"
 med() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
-echo "of it, the floor (empty programs on the raw syscall tracepoints): $(med "${taxfl[@]}") ns; with socket tracepoints in their place: $(med "${taxfs[@]}") ns (medians)"
+echo "of it, the floor (empty programs on record's tracepoints): $(med "${taxfl[@]}") ns; with --sock-hooks syscalls: $(med "${taxsys[@]}") ns, its floor (empty programs on the raw syscall tracepoints) $(med "${taxfs[@]}") ns (medians)"
 goal "  its floor: empty programs (ns per syscall)" "printed, no target" "$(med "${taxfl[@]}")" "-"
-goal "  that floor with socket tracepoints for the syscall ones" "printed, no target" "$(med "${taxfs[@]}")" "-"
+goal "  with --sock-hooks syscalls (ns per syscall)" "printed, no target" "$(med "${taxsys[@]}")" "-"
+goal "  that one's floor: empty programs on the raw syscall tracepoints" "printed, no target" "$(med "${taxfs[@]}")" "-"
 
 echo
 echo "== client latency on the vLLM-shaped engine (tools/vllm-shaped, 3 ms steps, 4 running), untraced vs"
