@@ -239,8 +239,8 @@ sysctl -qw kernel.bpf_stats_enabled=$old_stats
 python3 - $T/progs.json "$(events_written)" "$(getconf CLK_TCK)" ${agent[@]} <<'PY'
 import json, os, sys, statistics as s
 progs = [p for p in json.load(open(sys.argv[1])) if p.get("run_cnt")]
-ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "net_", "sys_", "do_sample",
-                                                          "request_", "first_token", "gpu_", "ssl_"))]
+ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "net_", "sys_", "sock_",
+                                                          "do_sample", "request_", "first_token", "gpu_", "ssl_"))]
 total = sum(p["run_time_ns"] for p in ours)
 print(f"{'program':28s} {'runs':>10s} {'ns/run':>8s} {'total ms':>9s} {'share':>6s}")
 for p in sorted(ours, key=lambda p: -p["run_time_ns"])[:12]:
