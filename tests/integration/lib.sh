@@ -60,6 +60,17 @@ record_bg() {
   wait_recording "$out.log"
 }
 
+# start_uds_engine SOCK READY LOG: the vLLM-shaped engine (3 ms steps) on unix
+# socket SOCK, its output in LOG, UPID its pid (killed at exit); fails when it
+# is not ready within 20 s.
+start_uds_engine() {
+  /usr/bin/python3 "$ROOT/tools/vllm-shaped/server.py" --uds "$1" --ready-file "$2" \
+    --step-us 3000 >"$3" 2>&1 &
+  UPID=$!
+  CLEANUP+=("kill $UPID")
+  wait_for_file "$2" 20
+}
+
 # nginx_start CONF PORT: Debian's nginx on CONF (its error log beside it),
 # NG its pid (killed at exit), until PORT listens.
 nginx_start() {

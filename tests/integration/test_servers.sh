@@ -308,11 +308,8 @@ check "servers.trusted_proxy.bad: a bad CIDR is a one-line usage error ($(head -
 # nginx -> engine over a unix socket, traced at the engine alone (-p); the
 # workers (user nobody) must reach the socket in $T
 chmod 0755 "$T"
-$PY "$ROOT/tools/vllm-shaped/server.py" --uds "$T/eng.sock" --ready-file "$T/uds.ready" \
-  --step-us 3000 >"$T/uds-eng.log" 2>&1 &
-UPID=$!
-CLEANUP+=("kill $UPID")
-wait_for_file "$T/uds.ready" 20 || { fail "servers.nginx_unix: engine did not start"; exit 0; }
+start_uds_engine "$T/eng.sock" "$T/uds.ready" "$T/uds-eng.log" ||
+  { fail "servers.nginx_unix: engine did not start"; exit 0; }
 nginx_conf nginx_unix 'proxy_pass http://engine_uds; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;'
 sed -i "s|^  server {|  upstream engine_uds { server unix:$T/eng.sock; keepalive 8; }\n  server {|" "$T/ng-nginx_unix/nginx.conf"
 nginx_start "$T/ng-nginx_unix/nginx.conf" $NG_PORT

@@ -66,11 +66,8 @@ if ! command -v nginx >/dev/null || ! $PY -c 'import fastapi, uvicorn, zmq, uvlo
 fi
 NG_PORT=18472
 chmod 0755 "$T"
-$PY "$ROOT/tools/vllm-shaped/server.py" --uds "$T/eng.sock" --ready-file "$T/uds.ready" \
-  --step-us 3000 >"$T/uds-eng.log" 2>&1 &
-UPID=$!
-CLEANUP+=("kill $UPID")
-wait_for_file "$T/uds.ready" 20 || { fail "sock_hooks.unix: engine did not start"; exit 0; }
+start_uds_engine "$T/eng.sock" "$T/uds.ready" "$T/uds-eng.log" ||
+  { fail "sock_hooks.unix: engine did not start"; exit 0; }
 nginx_conf_write "$T/ng" "  server {
     listen 127.0.0.1:$NG_PORT;
     location / { proxy_pass http://unix:$T/eng.sock; proxy_buffering off; }
