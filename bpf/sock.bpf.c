@@ -151,11 +151,12 @@ static __always_inline bool unix_stream(const struct sock *sk)
 /* The conn of TCP socket sk, or NULL. The caller is a tracked process: a
  * connected socket it uses that is not known yet was established before
  * the capture (or on a port not tracked) and is adopted here (fd is the
- * descriptor it used), unless `via` is NO_ADOPT. An AF_UNIX stream socket
- * is returned only once known (adopted by unix_adopt); *is_unix says it is
- * one. */
+ * descriptor it used), unless `via` is NO_ADOPT, or `fd_check` and fd is
+ * not sk (a socket met at a socket tracepoint: see sock_tp_begin). An
+ * AF_UNIX stream socket is returned only once known (adopted by
+ * unix_adopt); *is_unix says it is one. */
 static __always_inline struct conn_val *sk_conn_any(struct sock *sk, __u32 via, __u32 fd,
-						    bool *is_unix)
+						    bool fd_check, bool *is_unix)
 {
 	__u64 key = (__u64)sk;
 	struct conn_val *v;
@@ -181,6 +182,8 @@ static __always_inline struct conn_val *sk_conn_any(struct sock *sk, __u32 via, 
 	state = BPF_CORE_READ(sk, __sk_common.skc_state);
 	if (state == TCP_LISTEN_ || state == TCP_CLOSE_ || state == TCP_SYN_SENT_)
 		return NULL;
+	if (fd_check && fd_to_sock(fd) != sk)
+		return NULL;
 	v = conn_create(sk);
 	if (v)
 		emit_adopt(sk, v, via, fd);
@@ -197,7 +200,7 @@ static __always_inline struct conn_val *fd_conn_any(__u32 fd, struct sock **skp,
 	if (!sk)
 		return NULL;
 	*skp = sk;
-	return sk_conn_any(sk, via, fd, is_unix);
+	return sk_conn_any(sk, via, fd, false, is_unix);
 }
 
 /* TCP only (accept, close of TCP connections). */
@@ -687,6 +690,47 @@ static __always_inline int io_call_of(long nr, __u16 *dir)
 	return NO_CALL;
 }
 
+/* What a followed call's registers say (both hook sets read them): the
+ * socket's fd, its buffer (a plain one, an iovec array, a msghdr or an
+ * mmsghdr vector; none for sendfile and splice), the iovec count of
+ * readv/writev, and the flags of a receive (MSG_PEEK). splice's fd is
+ * fd_out, the socket it writes into (sys_enter asks enter_splice which
+ * side a socket is on). */
+struct call_args {
+	__u64 fd, buf, flags;
+	__u32 nvec;
+};
+
+static __always_inline void call_args(int call, struct pt_regs *regs, struct call_args *a)
+{
+	a->fd = PT_REGS_PARM1_SYSCALL(regs);
+	a->buf = PT_REGS_PARM2_SYSCALL(regs);
+	a->flags = 0;
+	a->nvec = 0;
+	switch (call) {
+	case LS_IO_READV:
+	case LS_IO_WRITEV:
+		a->nvec = PT_REGS_PARM3_SYSCALL(regs);
+		break;
+	case LS_IO_RECVFROM: /* recvfrom(fd, buf, len, flags, ...) */
+	case LS_IO_RECVMMSG: /* recvmmsg(fd, msgvec, vlen, flags, timeout) */
+		a->flags = PT_REGS_PARM4_SYSCALL(regs);
+		break;
+	case LS_IO_RECVMSG: /* recvmsg(fd, msg, flags) */
+		a->flags = PT_REGS_PARM3_SYSCALL(regs);
+		break;
+	case LS_IO_SENDFILE: /* sendfile(out_fd, in_fd, ...): bytes, no payload */
+		a->buf = 0;
+		break;
+	case LS_IO_SPLICE: /* splice(fd_in, off_in, fd_out, ...) */
+		a->fd = PT_REGS_PARM3_SYSCALL(regs);
+		a->buf = 0;
+		break;
+	}
+	/* read, write, sendto, sendmsg, sendmmsg(fd, msgvec, vlen, flags): the
+	 * first message's payload, every message's bytes */
+}
+
 /* splice(fd_in, off_in, fd_out, off_out, len, flags): into a socket is a
  * write, out of one a read (a proxy splicing through a pipe). */
 static __always_inline int enter_splice(long nr, __u64 fd_in, __u64 fd_out)
@@ -856,8 +900,8 @@ static __always_inline int sys_enter_run(__u64 *ctx)
 	__u16 dir;
 	int call = io_call_of(nr, &dir);
 	struct task_struct *task;
+	struct call_args a;
 	struct pt_regs *regs;
-	__u64 a0, a1;
 
 	if (call == NO_CALL && nr != __NR_close && nr != __NR_accept && nr != __NR_accept4)
 		return 0;
@@ -869,30 +913,14 @@ static __always_inline int sys_enter_run(__u64 *ctx)
 		return 0;
 	if (nr == __NR_accept || nr == __NR_accept4)
 		return accept_enter(nr);
-	a0 = PT_REGS_PARM1_SYSCALL(regs);
-	switch (call) {
-	case NO_CALL: /* close */
-		sock_close(a0);
+	if (call == NO_CALL) { /* close */
+		sock_close(PT_REGS_PARM1_SYSCALL(regs));
 		return 0;
-	case LS_IO_READV:
-	case LS_IO_WRITEV:
-		a1 = PT_REGS_PARM2_SYSCALL(regs);
-		return io_enter(nr, a0, a1, call, dir, 0, PT_REGS_PARM3_SYSCALL(regs));
-	case LS_IO_RECVFROM: /* recvfrom(fd, buf, len, flags, ...) */
-	case LS_IO_RECVMMSG: /* recvmmsg(fd, msgvec, vlen, flags, timeout) */
-		a1 = PT_REGS_PARM2_SYSCALL(regs);
-		return io_enter(nr, a0, a1, call, dir, PT_REGS_PARM4_SYSCALL(regs), 0);
-	case LS_IO_RECVMSG: /* recvmsg(fd, msg, flags) */
-		a1 = PT_REGS_PARM2_SYSCALL(regs);
-		return io_enter(nr, a0, a1, call, dir, PT_REGS_PARM3_SYSCALL(regs), 0);
-	case LS_IO_SENDFILE: /* sendfile(out_fd, in_fd, ...) to a socket: bytes, no payload */
-		return io_enter(nr, a0, 0, call, dir, 0, 0);
-	case LS_IO_SPLICE:
-		return enter_splice(nr, a0, PT_REGS_PARM3_SYSCALL(regs));
 	}
-	/* read, write, sendto, sendmsg, sendmmsg(fd, msgvec, vlen, flags): the
-	 * first message's payload, every message's bytes */
-	return io_enter(nr, a0, PT_REGS_PARM2_SYSCALL(regs), call, dir, 0, 0);
+	if (call == LS_IO_SPLICE) /* either side may be the socket */
+		return enter_splice(nr, PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM3_SYSCALL(regs));
+	call_args(call, regs, &a);
+	return io_enter(nr, a.fd, a.buf, call, dir, a.flags, a.nvec);
 }
 
 /* sys_exit(regs, ret): only a thread with a followed call in flight (its
@@ -962,39 +990,20 @@ static __always_inline int sock_tp_call(__u16 want, long *nr, struct pt_regs **r
 static __always_inline struct io_inflight *sock_tp_begin(struct sock *sk, long nr, int call,
 							 __u16 dir, struct pt_regs *regs)
 {
-	__u64 fd = PT_REGS_PARM1_SYSCALL(regs), buf = PT_REGS_PARM2_SYSCALL(regs);
 	struct io_inflight *io;
 	struct conn_val *conn;
-	__u32 nvec = 0;
+	struct call_args a;
 	bool is_unix;
 
-	switch (call) {
-	case LS_IO_READV:
-	case LS_IO_WRITEV:
-		nvec = PT_REGS_PARM3_SYSCALL(regs);
-		break;
-	case LS_IO_SENDFILE:
-		buf = 0;
-		break;
-	case LS_IO_SPLICE: /* splice(fd_in, off_in, fd_out, ...) into the socket */
-		fd = PT_REGS_PARM3_SYSCALL(regs);
-		buf = 0;
-		break;
-	}
-	conn = sk_conn_any(sk, NO_ADOPT, fd, &is_unix);
-	if (!conn) {
-		/* first met: adopted (TCP) or a candidate (a unix socket's read,
-		 * see io_exit) only when fd is this very socket, not one the
-		 * kernel moves bytes on inside another call (an NFS mount's,
-		 * under a write to a file): fd's walk, once per socket */
-		if (!is_unix && BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
-			return NULL;
-		if ((is_unix && dir != LS_IO_IN) || fd_to_sock(fd) != sk)
-			return NULL;
-		if (!is_unix && !(conn = sk_conn_any(sk, LS_ADOPT_IO, fd, &is_unix)))
-			return NULL;
-	}
-	io = io_begin(nr, sk, conn, is_unix, fd, buf, call, dir, nvec, 0);
+	call_args(call, regs, &a);
+	/* a socket first met is adopted (TCP) or a candidate (a unix socket's
+	 * read, see io_exit) only when fd is this very socket, not one the
+	 * kernel moves bytes on inside another call (an NFS mount's, under a
+	 * write to a file): fd's walk, once per socket */
+	conn = sk_conn_any(sk, LS_ADOPT_IO, a.fd, true, &is_unix);
+	if (!conn && !(is_unix && dir == LS_IO_IN && fd_to_sock(a.fd) == sk))
+		return NULL;
+	io = io_begin(nr, sk, conn, is_unix, a.fd, a.buf, call, dir, a.nvec, 0);
 	if (io)
 		io->one_msg = call == LS_IO_SENDMMSG || call == LS_IO_RECVMMSG;
 	return io;
