@@ -77,6 +77,10 @@ struct conn_val {
 	/* a unix socket's inode number: which socket at this address it is
 	 * (with no close seen, a later socket can take a closed one's address) */
 	__u32 ino;
+	/* A data segment's arrival held for the read that takes its bytes
+	 * (emit by exception, struct ls_ev_sock_io's arrive_*): its tcp_probe
+	 * record, held while held.h.ts is set. See held_take. */
+	struct ls_ev_tcp_probe held;
 };
 
 struct {
@@ -270,6 +274,44 @@ static __always_inline struct conn_val *conn_create(const struct sock *sk)
 	nv.conn_id = __sync_fetch_and_add(last, 1) + 1;
 	bpf_map_update_elem(&conns, &key, &nv, BPF_ANY);
 	return bpf_map_lookup_elem(&conns, &key);
+}
+
+/*
+ * The held arrival (conn_val.held). One writer at a time puts one there:
+ * the TCP receive path (net.bpf.c's tcp_probe), which runs under the
+ * socket's lock; it first takes out any arrival still held (an exchange of
+ * held.h.ts with 0) and sends it as its own record, then writes the
+ * fields, then the ts. Anyone else takes it out with a compare-and-swap of
+ * the ts it read to 0, and uses the fields it read before only when that
+ * succeeded: no writer touched them in between (a writer's first step sets
+ * 0, its last a later ts). So each held arrival is folded into one read or
+ * sent once, before any later record of its connection: whatever else
+ * records something of the connection (a write, a state change, a reset,
+ * its destroy, a read that does not begin with its bytes, the next
+ * segment) sends it first. At the capture's end, user space sends those
+ * still held (loader.c).
+ */
+
+/* The held arrival of v to the ring as its own tcp_probe record, by anyone
+ * but the writer (see above). Left held if the ring is full (the next
+ * record of the connection tries again). */
+static __always_inline void held_take(struct conn_val *v)
+{
+	struct ls_ev_tcp_probe *e;
+	__u64 ts = v->held.h.ts;
+
+	if (!ts)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return;
+	*e = v->held;
+	if (__sync_val_compare_and_swap(&v->held.h.ts, ts, 0) != ts) {
+		bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	e->h.ts = ts;
+	submit(e);
 }
 
 /* A connection met mid-flight: its tuple and where its streams stand. */

@@ -94,6 +94,7 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 	v = conn_get(sk, mine, false);
 	if (!v)
 		return 0;
+	held_take(v);
 	if (oldstate == TCP_LISTEN && newstate == TCP_CLOSE) {
 		__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
 		__u8 *cur = bpf_map_lookup_elem(&tracked_ports, &port);
@@ -124,6 +125,7 @@ static __always_inline int handle_retransmit(const struct sock *sk, const struct
 
 	if (!v)
 		return 0;
+	held_take(v);
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
@@ -190,35 +192,59 @@ static __always_inline const struct tcp_sock *tcp_view(const struct sock *sk, bo
 	return btf ? (const struct tcp_sock *)bpf_skc_to_tcp_sock((void *)sk) : (const void *)sk;
 }
 
-/* btf: sk and skb are BTF pointers (tp_btf); see KREAD. */
+/* Are arrivals held for the read that takes their bytes (emit by exception;
+ * the loader clears it where the socket I/O records are not written)? */
+const volatile bool hold_arrivals = true;
+
+/* btf: sk and skb are BTF pointers (tp_btf); see KREAD. A data segment
+ * (ACK set; no SYN, FIN or RST) is held in its conn for the read that takes
+ * its bytes (common.bpf.h: this is the held arrival's one writer); any
+ * other goes out as its own record, after an arrival still held. */
 static __always_inline int handle_probe(struct sock *sk, const struct sk_buff *skb, bool btf)
 {
 	const struct tcp_sock *tp;
-	struct ls_ev_tcp_probe *e;
+	struct ls_ev_tcp_probe x, *e;
 	struct tcp_seq_bits th = {};
 	unsigned char *head;
 	__u16 thoff;
+	__u64 ts;
 	struct conn_val *v = conn_get(sk, false, true);
 
 	if (!v || !(tp = tcp_view(sk, btf)))
 		return 0;
-	e = reserve(sizeof(*e));
-	if (!e)
-		return 0;
-	fill_sk(&e->h, LS_EV_TCP_PROBE, sizeof(*e), &e->conn_id, &e->skaddr, v->conn_id, sk);
-	e->srtt_us = KREAD(btf, tp, srtt_us) >> 3;
-	e->snd_cwnd = KREAD(btf, tp, snd_cwnd);
-	e->snd_una = KREAD(btf, tp, snd_una);
-	e->snd_nxt = KREAD(btf, tp, snd_nxt);
-	e->rcv_nxt = KREAD(btf, tp, rcv_nxt);
-	e->snd_wnd = KREAD(btf, tp, snd_wnd);
+	fill_sk(&x.h, LS_EV_TCP_PROBE, sizeof(x), &x.conn_id, &x.skaddr, v->conn_id, sk);
+	x.srtt_us = KREAD(btf, tp, srtt_us) >> 3;
+	x.snd_cwnd = KREAD(btf, tp, snd_cwnd);
+	x.snd_una = KREAD(btf, tp, snd_una);
+	x.snd_nxt = KREAD(btf, tp, snd_nxt);
+	x.rcv_nxt = KREAD(btf, tp, rcv_nxt);
+	x.snd_wnd = KREAD(btf, tp, snd_wnd);
 	head = KREAD(btf, skb, head);
 	thoff = KREAD(btf, skb, transport_header);
 	bpf_probe_read_kernel(&th, sizeof(th), head + thoff + 4);
-	e->seq = bpf_ntohl(th.seq);
-	e->ack_seq = bpf_ntohl(th.ack);
-	e->flags = th.flags;
-	e->data_len = KREAD(btf, skb, len) - ((th.doff_byte >> 4) * 4);
+	x.seq = bpf_ntohl(th.seq);
+	x.ack_seq = bpf_ntohl(th.ack);
+	x.flags = th.flags;
+	x.data_len = KREAD(btf, skb, len) - ((th.doff_byte >> 4) * 4);
+	if (v->held.h.ts && (ts = __sync_lock_test_and_set(&v->held.h.ts, 0))) {
+		e = reserve(sizeof(*e)); /* the earlier arrival, never read */
+		if (e) {
+			*e = v->held;
+			e->h.ts = ts;
+			submit(e);
+		}
+	}
+	if (hold_arrivals && x.data_len && (x.flags & 0x17) == 0x10) {
+		ts = x.h.ts;
+		x.h.ts = 0;
+		v->held = x;
+		__sync_lock_test_and_set(&v->held.h.ts, ts); /* last: held from here */
+		return 0;
+	}
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	*e = x;
 	submit(e);
 	return 0;
 }
@@ -233,6 +259,7 @@ static __always_inline int handle_reset(const struct sock *sk, __u32 dir)
 	v = conn_get(sk, false, true);
 	if (!v)
 		return 0;
+	held_take(v);
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
@@ -253,6 +280,7 @@ static __always_inline int handle_destroy(struct sock *sk)
 
 	if (!v)
 		return 0;
+	held_take(v);
 	cv = *v;
 	bpf_map_delete_elem(&conns, &key);
 	e = reserve(sizeof(*e));
@@ -322,6 +350,7 @@ static __always_inline int handle_xmit(const struct sk_buff *skb, bool btf)
 			return 0;
 		}
 	}
+	held_take(v);
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;

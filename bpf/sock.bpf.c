@@ -316,6 +316,8 @@ static __always_inline int io_enter(long nr, __u64 fd, __u64 buf, __u16 call, __
 	/* an unknown unix socket is a candidate when it reads (see io_exit) */
 	if (!conn && !(is_unix && dir == LS_IO_IN))
 		return 0;
+	if (conn && dir == LS_IO_OUT && !is_unix)
+		held_take(conn); /* an arrival held for a read: out before the write */
 	io_begin(nr, sk, conn, is_unix, fd, buf, call, dir, nvec, 0);
 	return 0;
 }
@@ -524,8 +526,41 @@ static __always_inline int io_done(struct io_inflight *io, __u32 xmit)
 	return 0;
 }
 
-/* The exit of a followed call, `ret` its result: a record. */
-static __always_inline int io_exit(struct io_inflight *io, long ret)
+/* A TCP read's record e (its seq set): the arrival held in its conn (see
+ * common.bpf.h) folded into it when the read begins with that segment's
+ * first byte, else sent first as its own record. conn: the read's conn,
+ * NULL when the caller has none at hand. */
+static __always_inline void arrival_fold(struct conn_val *conn, struct ls_ev_sock_io *e)
+{
+	__u64 key = e->skaddr, ts;
+	__u32 seq, len, flags;
+
+	if (!conn && !(conn = bpf_map_lookup_elem(&conns, &key)))
+		return;
+	ts = conn->held.h.ts;
+	if (!ts)
+		return;
+	seq = conn->held.seq;
+	len = conn->held.data_len;
+	flags = conn->held.flags;
+	e->arrive_ack = conn->held.ack_seq;
+	e->arrive_srtt_us = conn->held.srtt_us;
+	if (seq != e->seq || ts >= e->h.ts || e->h.ts - ts > 0xffffffffULL || len >= 1u << 24) {
+		e->arrive_ack = e->arrive_srtt_us = 0;
+		held_take(conn);
+		return;
+	}
+	if (__sync_val_compare_and_swap(&conn->held.h.ts, ts, 0) != ts) {
+		e->arrive_ack = e->arrive_srtt_us = 0;
+		return; /* taken meanwhile: the next segment's writer sent it */
+	}
+	e->arrive_dt = e->h.ts - ts;
+	e->arrive_len_flags = len << 8 | (flags & 0xff);
+}
+
+/* The exit of a followed call, `ret` its result: a record. conn: the
+ * call's conn where the caller has it (NULL: looked up if needed). */
+static __always_inline int io_exit(struct io_inflight *io, long ret, struct conn_val *conn)
 {
 	__u32 slot = 0, n, xmit = 0;
 	struct io_record *rec;
@@ -569,6 +604,9 @@ static __always_inline int io_exit(struct io_inflight *io, long ret)
 	rec->e.seq = io->unix_sk ? 0 : io_seq(io->sk, io->dir, ret);
 	xmit = io->dir == LS_IO_OUT && io->call != LS_IO_SENDMMSG ? xmit_fold(io, ret, rec->e.seq) : 0;
 	rec->e.xmit = xmit;
+	rec->e.arrive_dt = rec->e.arrive_ack = rec->e.arrive_srtt_us = rec->e.arrive_len_flags = 0;
+	if (io->dir == LS_IO_IN && !io->unix_sk && ret > 0)
+		arrival_fold(conn, &rec->e);
 	if (io->one_msg) {
 		n = 0; /* which message of the call this is, nothing says */
 		nseg = 0;
@@ -942,7 +980,7 @@ static __always_inline int sys_exit_run(__u64 *ctx)
 			emit_accept(ret);
 		return io_done(io, 0);
 	}
-	return io_exit(io, ret);
+	return io_exit(io, ret, NULL);
 }
 
 /*
@@ -986,9 +1024,11 @@ static __always_inline int sock_tp_call(__u16 want, long *nr, struct pt_regs **r
 }
 
 /* Call `call` (number nr, registers regs) of the current tracked task on
- * socket sk begins now: its slot, or NULL when sk is not followed. */
+ * socket sk begins now: its slot, or NULL when sk is not followed; *connp
+ * its conn (NULL: a unix socket not followed yet). */
 static __always_inline struct io_inflight *sock_tp_begin(struct sock *sk, long nr, int call,
-							 __u16 dir, struct pt_regs *regs)
+							 __u16 dir, struct pt_regs *regs,
+							 struct conn_val **connp)
 {
 	struct io_inflight *io;
 	struct conn_val *conn;
@@ -1001,8 +1041,11 @@ static __always_inline struct io_inflight *sock_tp_begin(struct sock *sk, long n
 	 * kernel moves bytes on inside another call (an NFS mount's, under a
 	 * write to a file): fd's walk, once per socket */
 	conn = sk_conn_any(sk, LS_ADOPT_IO, a.fd, true, &is_unix);
+	*connp = conn;
 	if (!conn && !(is_unix && dir == LS_IO_IN && fd_to_sock(a.fd) == sk))
 		return NULL;
+	if (conn && dir == LS_IO_OUT && !is_unix)
+		held_take(conn); /* an arrival held for a read: out before the write */
 	io = io_begin(nr, sk, conn, is_unix, a.fd, a.buf, call, dir, a.nvec, 0);
 	if (io)
 		io->one_msg = call == LS_IO_SENDMMSG || call == LS_IO_RECVMMSG;
@@ -1014,20 +1057,22 @@ static __always_inline struct io_inflight *sock_tp_begin(struct sock *sk, long n
 static __always_inline int sock_tp_now(struct sock *sk, __u16 dir, long ret)
 {
 	struct io_inflight *io;
+	struct conn_val *conn;
 	struct pt_regs *regs;
 	long nr;
 	int call = sock_tp_call(dir, &nr, &regs);
 
 	if (call == NO_CALL)
 		return 0;
-	io = sock_tp_begin(sk, nr, call, dir, regs);
-	return io ? io_exit(io, ret) : 0;
+	io = sock_tp_begin(sk, nr, call, dir, regs, &conn);
+	return io ? io_exit(io, ret, conn) : 0;
 }
 
 /* tcp_sendmsg_locked(sk, msg, skb, size_goal) */
 static __always_inline int send_begin_run(__u64 *ctx)
 {
 	struct sock *sk = (struct sock *)ctx[0];
+	struct conn_val *conn;
 	struct pt_regs *regs;
 	long nr;
 	int call;
@@ -1036,7 +1081,7 @@ static __always_inline int send_begin_run(__u64 *ctx)
 		return 0; /* untracked, or begun: the same write's next segment */
 	call = sock_tp_call(LS_IO_OUT, &nr, &regs);
 	if (call != NO_CALL)
-		sock_tp_begin(sk, nr, call, LS_IO_OUT, regs);
+		sock_tp_begin(sk, nr, call, LS_IO_OUT, regs, &conn);
 	return 0;
 }
 
@@ -1051,7 +1096,7 @@ static __always_inline int send_end_run(__u64 *ctx)
 		return 0;
 	io = io_current();
 	if (io && io->sk == (__u64)sk)
-		return io_exit(io, ret);
+		return io_exit(io, ret, NULL);
 	if (io) /* begun on another socket (MPTCP's subflow) and not ended there */
 		io_done(io, 0);
 	/* a write with no begin: a unix socket's, or TCP's without the hook */
@@ -1229,6 +1274,7 @@ int BPF_KRETPROBE(ssl_exit, long ret)
 	rec->e.call = t->dir == LS_IO_IN ? LS_IO_SSL_READ : LS_IO_SSL_WRITE;
 	rec->e.seq = 0;
 	rec->e.xmit = 0;
+	rec->e.arrive_dt = rec->e.arrive_ack = rec->e.arrive_srtt_us = rec->e.arrive_len_flags = 0;
 	n = copy_payload(rec, &io, len, &nseg);
 	io_output(rec, n, nseg);
 	scratch_release(slot);

@@ -17,9 +17,11 @@
 #include <linux/types.h>
 #endif
 
-#define LS_ABI_VERSION 5
+#define LS_ABI_VERSION 6
 /* The oldest ABI this build reads: 4 differs only in that its sock_io
- * records never carry a folded transmission (their `xmit` is zero). */
+ * records never carry a folded transmission (their `xmit` is zero); 4 and
+ * 5 in that their sock_io records end at `xmit` (LS_SOCK_IO_SIZE_V5: the
+ * reader widens them, no arrival folded). */
 #define LS_ABI_VERSION_MIN 4
 
 #define LS_COMM_LEN 16
@@ -289,8 +291,19 @@ struct ls_ev_sock_io {
 	 * time it went to the device as ns after ts_enter (LS_IO_XMIT_DT).
 	 * The segment is [seq, seq + bytes). 0: none (or ABI 4). */
 	__u32 xmit;
+	/* ABI 6: a read whose bytes begin with a data segment's first byte
+	 * carries that segment's arrival here instead of a tcp_probe record
+	 * (emit by exception): the probe's ts as ns before this record's ts
+	 * (arrive_dt; 0: none folded), its ack_seq, srtt_us, and data_len << 8
+	 * | its TCP flags byte. The segment is [seq, seq + data_len). */
+	__u32 arrive_dt;
+	__u32 arrive_ack;
+	__u32 arrive_srtt_us;
+	__u32 arrive_len_flags;
 	/* __u8 data[cap_len]; */
 };
+/* A sock_io record's fixed part up to ABI 5 (no arrive_* fields). */
+#define LS_SOCK_IO_SIZE_V5 80
 #define LS_IO_XMIT (1u << 31)
 #define LS_IO_XMIT_NAGLE (1u << 30) /* short segment with TCP_NODELAY off */
 #define LS_IO_XMIT_RWND (1u << 29)  /* beyond the window the peer offered */

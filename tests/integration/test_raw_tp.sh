@@ -52,11 +52,15 @@ res("raw_tp.requests", len(good) == 100 and len(ok) == len(good) and len(exact) 
 # fields the fallback reads by probe reads: names, sequence numbers, RTT
 sw = [e for e in recs if e["type"] == "sched_switch" and e["next_pid"] == epid]
 named = [e for e in sw if e["next_comm"]]
-pr = [e for e in recs if e["type"] == "tcp_probe" and e["data_len"] > 0]
-sane = [e for e in pr if e["srtt_us"] > 0 and e["seq"] and e["ack_seq"] and e["flags"] & 0x10]
+# (a data segment's probe is mostly carried by the read that took its bytes)
+pr = [(e["srtt_us"], e["seq"], e["ack_seq"], e["flags"]) for e in recs
+      if e["type"] == "tcp_probe" and e["data_len"] > 0]
+pr += [(e["arrive_srtt_us"], e["seq"], e["arrive_ack"], e["arrive_flags"]) for e in recs
+       if e["type"] == "sock_io" and e.get("arrive_ns") and e["arrive_len"] > 0]
+sane = [p for p in pr if p[0] > 0 and p[1] and p[2] and p[3] & 0x10]
 res("raw_tp.fields", sw and len(named) == len(sw) and pr and len(sane) == len(pr),
-    f"{len(named)}/{len(sw)} switches to the engine named; {len(sane)}/{len(pr)} data probes with "
-    "srtt, seq, ack and the ACK flag")
+    f"{len(named)}/{len(sw)} switches to the engine named; {len(sane)}/{len(pr)} data segments' "
+    "probes (own records or carried by reads) with srtt, seq, ack and the ACK flag")
 # the split's first-token mark against the client's own (loopback: the
 # client sees it after the server wrote it, within scheduling noise, and
 # later by its own waits: for a CPU until its send returned and until its

@@ -26,6 +26,7 @@ struct seen {
 	bool tls; /* the last request's */
 	uint64_t bytes_in, bytes_out, t_in, t_end;
 	uint64_t dlv[8], first_dlv[8]; /* each request's delivery marks */
+	uint64_t t_ins[8], t_ttfts[8]; /* each request's arrival and first-byte marks */
 };
 
 static void on_req(void *ctx, const struct ls_request *r)
@@ -39,6 +40,8 @@ static void on_req(void *ctx, const struct ls_request *r)
 	if (s->n < 8) {
 		s->dlv[s->n] = r->t_dlv;
 		s->first_dlv[s->n] = r->t_first_dlv;
+		s->t_ins[s->n] = r->t_in;
+		s->t_ttfts[s->n] = r->t_first;
 	}
 	s->n++;
 	s->partial += r->outcome == LS_REQ_PARTIAL;
@@ -55,6 +58,8 @@ static uint64_t now = 1000000;
 /* A socket I/O record (call: a syscall, or SSL_read/SSL_write's plaintext
  * with no sequence number), entered 500 ns before it returns. */
 static uint32_t next_xmit; /* the next write's folded transmission (ABI 5), once */
+/* the next read's folded arrival (ABI 6), once: ns before it, the ACK it carries */
+static uint32_t next_arrive_dt, next_arrive_ack;
 
 static void io_call(struct ls_corr *c, uint64_t conn, int dir, uint32_t seq, int call,
 		    const char *data)
@@ -77,6 +82,13 @@ static void io_call(struct ls_corr *c, uint64_t conn, int dir, uint32_t seq, int
 	e->seq = seq;
 	e->xmit = next_xmit;
 	next_xmit = 0;
+	if (next_arrive_dt) { /* as probe() below would have said it */
+		e->arrive_dt = next_arrive_dt;
+		e->arrive_ack = next_arrive_ack;
+		e->arrive_srtt_us = 100;
+		e->arrive_len_flags = (uint32_t)n << 8 | 0x10;
+		next_arrive_dt = 0;
+	}
 	memcpy(e + 1, data, n);
 	ls_corr_add(c, &e->h);
 }
@@ -303,10 +315,12 @@ static void test_tls_plaintext_on_wire_marks(void **state)
 	assert_int_equal(s.t_end, t_ack);
 }
 
-/* Emit by exception (ABI 5): a write whose bytes left in one segment inside
- * the call carries that transmission in its own record. The split must be
- * the one the same write and a separate tcp_xmit record gave. */
-static void folded_run(struct seen *s, bool folded)
+/* Emit by exception: four keep-alive exchanges, each segment's arrival
+ * and each write's one transmission as their own records (tcp_probe,
+ * tcp_xmit) or carried by the read and the write that took their bytes
+ * (ABI 6's arrive_*, ABI 5's xmit). Each request's ACK comes with the next
+ * one's segment; the last one's is a bare ACK. */
+static void exchange_run(struct seen *s, bool fold_xmit, bool fold_arrival)
 {
 	struct ls_corr *c = ls_corr_new(on_req, s);
 	const char *req = "GET /f HTTP/1.1\r\n\r\n";
@@ -316,11 +330,17 @@ static void folded_run(struct seen *s, bool folded)
 	now = 1000000;
 	establish(c, 4, rx, tx);
 	for (int i = 0; i < 4; i++) {
-		probe(c, 4, rx, strlen(req), tx);
+		if (fold_arrival) { /* the probe's time passes; the read says it */
+			now += 1000;
+			next_arrive_dt = 1000;
+			next_arrive_ack = tx;
+		} else {
+			probe(c, 4, rx, strlen(req), tx);
+		}
 		io(c, 4, LS_IO_IN, rx, req);
 		rx += strlen(req);
 		/* sent 200 ns into the write (entered 500 ns before it returns) */
-		if (folded) {
+		if (fold_xmit) {
 			next_xmit = LS_IO_XMIT | 200;
 		} else {
 			struct ls_ev_tcp_xmit x = {.h = {.type = LS_EV_TCP_XMIT, .size = sizeof(x)}};
@@ -335,26 +355,42 @@ static void folded_run(struct seen *s, bool folded)
 		}
 		io(c, 4, LS_IO_OUT, tx, resp);
 		tx += strlen(resp);
-		probe(c, 4, rx, 0, tx);
 	}
+	probe(c, 4, rx, 0, tx);
 	destroy(c, 4);
 	ls_corr_free(c);
 }
 
-static void test_folded_xmit(void **state)
+/* Folded (b) or not (a): the same four requests, the same marks each, and
+ * the marks were there at all. */
+static void same_marks(bool xmit, bool arrival)
 {
 	struct seen a = {0}, b = {0};
 
-	(void)state;
-	folded_run(&a, false);
-	folded_run(&b, true);
-	assert_int_equal(a.n, 4);
-	assert_int_equal(b.n, 4);
+	exchange_run(&a, false, false);
+	exchange_run(&b, xmit, arrival);
+	assert_int_equal(a.ok, 4);
+	assert_int_equal(b.ok, 4);
 	for (int i = 0; i < 4; i++) {
-		assert_true(a.dlv[i] != 0); /* the transmission was used at all */
+		assert_true(a.t_ins[i] != 0);
+		assert_true(a.dlv[i] != 0);
+		assert_int_equal(a.t_ins[i], b.t_ins[i]);
+		assert_int_equal(a.t_ttfts[i], b.t_ttfts[i]);
 		assert_int_equal(a.dlv[i], b.dlv[i]);
 		assert_int_equal(a.first_dlv[i], b.first_dlv[i]);
 	}
+}
+
+static void test_folded_xmit(void **state)
+{
+	(void)state;
+	same_marks(true, false);
+}
+
+static void test_folded_arrival(void **state)
+{
+	(void)state;
+	same_marks(false, true);
 }
 
 int main(void)
@@ -366,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_upstream_connections),
 		cmocka_unit_test(test_tls_plaintext_on_wire_marks),
 		cmocka_unit_test(test_folded_xmit),
+		cmocka_unit_test(test_folded_arrival),
 	};
 	return cmocka_run_group_tests_name("requests", tests, NULL, NULL);
 }

@@ -489,6 +489,7 @@ struct ls_reader {
 	size_t colscap;
 	unsigned char *whole; /* an elided one's columns whole again */
 	size_t wholecap;
+	unsigned char *wide; /* an ABI 4/5 sock_io record widened to ABI 6's */
 	size_t raw_len, raw_off;
 	__u32 raw_nrec, raw_seen;
 	__u64 cur_span;
@@ -893,17 +894,43 @@ __u64 ls_reader_floor(struct ls_reader *r)
 	return k < r->nfloors ? r->floors[k].floor : UINT64_MAX;
 }
 
+_Static_assert(offsetof(struct ls_ev_sock_io, arrive_dt) == LS_SOCK_IO_SIZE_V5,
+	       "ABI 6 appends to the sock_io record of ABI 5");
+
+/* An ABI 4/5 sock_io record as ABI 6 has it: no arrival folded (arrive_*
+ * zero) and the payload after them. NULL: no memory (the record is lost). */
+static const struct ls_hdr *widen_sock_io(struct ls_reader *r, const struct ls_hdr *h)
+{
+	const size_t add = sizeof(struct ls_ev_sock_io) - LS_SOCK_IO_SIZE_V5;
+	struct ls_hdr *w;
+
+	if (h->size + add > 0xffff)
+		return NULL;
+	if (!r->wide && !(r->wide = malloc(0x10000)))
+		return NULL;
+	memcpy(r->wide, h, LS_SOCK_IO_SIZE_V5);
+	memset(r->wide + LS_SOCK_IO_SIZE_V5, 0, add);
+	memcpy(r->wide + LS_SOCK_IO_SIZE_V5 + add, (const unsigned char *)h + LS_SOCK_IO_SIZE_V5,
+	       h->size - LS_SOCK_IO_SIZE_V5);
+	w = (struct ls_hdr *)r->wide;
+	w->size = (__u16)(h->size + add);
+	return w;
+}
+
 int ls_reader_next(struct ls_reader *r, const struct ls_hdr **rec)
 {
 	for (;;) {
 		if (r->raw_seen < r->raw_nrec) {
 			size_t left = r->raw_len - r->raw_off;
 			const struct ls_hdr *h = (const struct ls_hdr *)(r->raw + r->raw_off);
+			bool v5_io = r->hdr.abi_version < 6 && left >= sizeof(*h) &&
+				     h->type == LS_EV_SOCK_IO;
 
 			/* A CRC-good frame with a bad record: the writer was broken
 			 * or the CRC collided. Distrust the rest of the frame. */
 			if (left < sizeof(*h) || h->size < sizeof(*h) || h->size > left ||
-			    (h->size & 7) || h->size < ls_record_min_size(h->type)) {
+			    (h->size & 7) ||
+			    h->size < (v5_io ? LS_SOCK_IO_SIZE_V5 : ls_record_min_size(h->type))) {
 				r->st.frames_bad++;
 				r->st.frames_ok--;
 				r->st.records_lost += r->raw_nrec - r->raw_seen;
@@ -912,6 +939,10 @@ int ls_reader_next(struct ls_reader *r, const struct ls_hdr **rec)
 			}
 			r->raw_off += h->size;
 			r->raw_seen++;
+			if (v5_io && !(h = widen_sock_io(r, h))) {
+				r->st.records_lost++;
+				continue;
+			}
 			r->st.records++;
 			*rec = h;
 			return 1;
@@ -964,6 +995,7 @@ void ls_reader_close(struct ls_reader *r)
 	free(r->raw);
 	free(r->cols);
 	free(r->whole);
+	free(r->wide);
 	free(r->floors);
 	if (r->zs_ok)
 		inflateEnd(&r->zs);

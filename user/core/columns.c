@@ -709,7 +709,9 @@ static int predict(unsigned char *recs, size_t len, uint32_t nrec, bool decode)
 		void *rec = recs + p;
 		uint16_t type = rd16(recs + p), size = rd16(recs + p + 2);
 
-		if (type == LS_EV_SOCK_IO && size >= sizeof(struct ls_ev_sock_io))
+		/* (only the fields ABI 4 and 5 have too: a frame is decoded
+		 * before its records are widened) */
+		if (type == LS_EV_SOCK_IO && size >= LS_SOCK_IO_SIZE_V5)
 			predict_sock_io(rec, s, decode);
 		else if (type == LS_EV_TCP_PROBE && size >= sizeof(struct ls_ev_tcp_probe))
 			predict_tcp_probe(rec, s, decode);

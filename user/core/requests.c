@@ -959,24 +959,27 @@ static void on_io_xmit(struct conn *cn, const struct ls_ev_sock_io *e)
 		 e->xmit & LS_IO_XMIT_NAGLE, e->xmit & LS_IO_XMIT_RWND);
 }
 
-static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
+/* A segment arrived at ts (a tcp_probe, or a read's folded arrival): its
+ * RTT sample, the ACK it carries and the bytes [seq, seq + data_len). */
+static void on_arrival(struct conn *cn, uint64_t ts, uint32_t srtt_us, uint32_t flags,
+		       uint32_t ack_seq, uint32_t seq, uint32_t data_len)
 {
 	GROW(cn->srtt, cn->nsrtt, cn->capsrtt);
-	cn->srtt[cn->nsrtt++] = (struct srtt_sample){e->h.ts, e->srtt_us};
-	if (e->srtt_us && (!cn->srtt_floor || e->srtt_us < cn->srtt_floor))
-		cn->srtt_floor = e->srtt_us;
+	cn->srtt[cn->nsrtt++] = (struct srtt_sample){ts, srtt_us};
+	if (srtt_us && (!cn->srtt_floor || srtt_us < cn->srtt_floor))
+		cn->srtt_floor = srtt_us;
 	if (!cn->have_seq)
 		return;
-	if (e->flags & 0x10) { /* ACK */
-		uint64_t a = unwrap(e->ack_seq, cn->iss1, cn->acked);
+	if (flags & 0x10) { /* ACK */
+		uint64_t a = unwrap(ack_seq, cn->iss1, cn->acked);
 		if (a > cn->acked) {
 			cn->acked = a;
-			push_point(&cn->acks, e->h.ts, a);
+			push_point(&cn->acks, ts, a);
 		}
 	}
-	if (!e->data_len)
+	if (!data_len)
 		return;
-	uint64_t b = unwrap(e->seq, cn->irs1, cn->frontier), end = b + e->data_len;
+	uint64_t b = unwrap(seq, cn->irs1, cn->frontier), end = b + data_len;
 
 	/* Data that came with the handshake's ACK is processed before any
 	 * tcp_probe fires: it was there at ESTABLISHED. */
@@ -997,12 +1000,28 @@ static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
 				}
 			}
 		}
-		push_point(&cn->arrivals, e->h.ts, cn->frontier);
+		push_point(&cn->arrivals, ts, cn->frontier);
 	} else if (b > cn->frontier && cn->nooo < 16) {
 		cn->ooo[cn->nooo].b = b;
 		cn->ooo[cn->nooo].e = end;
 		cn->nooo++;
 	}
+}
+
+static void on_probe(struct conn *cn, const struct ls_ev_tcp_probe *e)
+{
+	on_arrival(cn, e->h.ts, e->srtt_us, e->flags, e->ack_seq, e->seq, e->data_len);
+}
+
+/* A read that carries its bytes' segment's arrival (events.h, ABI 6).
+ * True when it did. */
+static bool on_io_arrival(struct conn *cn, const struct ls_ev_sock_io *e)
+{
+	if (!e->arrive_dt || e->dir != LS_IO_IN || e->arrive_dt > e->h.ts)
+		return false;
+	on_arrival(cn, e->h.ts - e->arrive_dt, e->arrive_srtt_us, e->arrive_len_flags & 0xff,
+		   e->arrive_ack, e->seq, e->arrive_len_flags >> 8);
+	return true;
 }
 
 /* An HTTP/2 connection is known by its first payload: a preface; one met
@@ -1920,6 +1939,10 @@ void ls_corr_add(struct ls_corr *c, const struct ls_hdr *rec)
 	case LS_EV_SOCK_IO:
 		cn = conn_get(c, ((const struct ls_ev_sock_io *)rec)->conn_id);
 		if (cn) {
+			/* the arrival first, as its own tcp_probe record would have
+			 * been read */
+			if (on_io_arrival(cn, (const void *)rec))
+				emit_answered(c, cn);
 			on_io_xmit(cn, (const void *)rec);
 			on_io(cn, (const void *)rec);
 			emit_answered(c, cn);

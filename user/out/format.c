@@ -235,6 +235,12 @@ static bool body_net(FILE *out, const struct ls_hdr *rec, bool json)
 			   e->xmit & LS_IO_XMIT_NAGLE ? (json ? "nagle" : " nagle")
 			   : e->xmit & LS_IO_XMIT_RWND ? (json ? "rwnd" : " rwnd")
 						       : "");
+		if (e->arrive_dt) /* the segment its bytes came in, folded here */
+			KV(",\"arrive_ns\":%u,\"arrive_len\":%u,\"arrive_ack\":%u,"
+			   "\"arrive_srtt_us\":%u,\"arrive_flags\":%u",
+			   " arrived=-%uns len=%u ack=%u srtt=%uus flags=0x%02x", e->arrive_dt,
+			   e->arrive_len_flags >> 8, e->arrive_ack, e->arrive_srtt_us,
+			   e->arrive_len_flags & 0xff);
 		break;
 	}
 	case LS_EV_SOCK_ACCEPT: {

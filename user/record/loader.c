@@ -731,6 +731,33 @@ unsigned long long ls_bpf_stack_errors(struct ls_bpf *b)
 	return percpu_sum(b->sched->maps.stack_errs, 0, NULL, 0);
 }
 
+int ls_bpf_held_arrivals(struct ls_bpf *b, int (*cb)(void *ctx, void *rec, size_t size), void *ctx)
+{
+	struct bpf_map *m = b->maps->maps.conns;
+	size_t vsize = bpf_map__value_size(m);
+	_Alignas(8) unsigned char val[256];
+	struct ls_ev_tcp_probe e;
+	__u64 key, next;
+	int n = 0, fd = bpf_map__fd(m);
+	bool first = true;
+
+	/* conn_val ends with the held tcp_probe record (common.bpf.h) */
+	if (vsize > sizeof(val) || vsize < sizeof(e))
+		return 0;
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, val))
+			continue;
+		memcpy(&e, val + vsize - sizeof(e), sizeof(e));
+		if (!e.h.ts || e.h.type != LS_EV_TCP_PROBE || e.h.size != sizeof(e))
+			continue;
+		cb(ctx, &e, sizeof(e));
+		n++;
+	}
+	return n;
+}
+
 void ls_bpf_kstack_stats(struct ls_bpf *b, unsigned long long out[3])
 {
 	for (__u32 k = 0; k < 3; k++)
@@ -808,6 +835,13 @@ static void uprobes_multi(const struct ls_bpf *b, struct bpf_object *obj)
 #endif
 }
 
+/* A data segment's arrival waits for the read that takes its bytes only
+ * where the reads are recorded (net.bpf.c). */
+static void net_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
+{
+	b->net->rodata->hold_arrivals = !o->no_sock;
+}
+
 static void sock_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
 {
 	b->sock->rodata->capture_bytes = o->capture_bytes;
@@ -876,7 +910,8 @@ static const struct source {
 			 NULL, NULL, false},
 	[SOURCE_SCHED] = {"sched", sched_open, sched_obj, sched_load, sched_destroy, sched_configure, NULL,
 			  NULL, true},
-	[SOURCE_TCP] = {"TCP", net_open, net_obj, net_load, net_destroy, NULL, NULL, NULL, true},
+	[SOURCE_TCP] = {"TCP", net_open, net_obj, net_load, net_destroy, net_configure, NULL, NULL,
+			true},
 	[SOURCE_SOCK] = {"socket I/O", sock_open, sock_obj, sock_load, sock_destroy, sock_configure,
 			 sock_wanted, start_sock, false},
 	[SOURCE_ENGINE] = {"engine", engine_open, engine_obj, engine_load, engine_destroy,

@@ -83,6 +83,9 @@ int ls_bpf_eh_proc(void *ctx, __u32 pid, const struct ls_eh_proc *p);
 int ls_bpf_eh_missed(struct ls_bpf *b, __u32 *pids, int max);
 int ls_bpf_py_set(void *ctx, __u32 tgid, const struct ls_py_proc *pp);
 unsigned long long ls_bpf_stack_errors(struct ls_bpf *b);
+/* Data segments' arrivals still held for a read at the end (the reads
+ * never came): each to cb as its tcp_probe record; returns how many. */
+int ls_bpf_held_arrivals(struct ls_bpf *b, int (*cb)(void *ctx, void *rec, size_t size), void *ctx);
 /* --offcpu-kernel-min-us: blocks that ended sooner, their ns, and blocks
  * whose kernel stack was taken when they ended. */
 void ls_bpf_kstack_stats(struct ls_bpf *b, unsigned long long out[3]);

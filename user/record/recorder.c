@@ -637,6 +637,8 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 		memcpy(r->iobuf, h, h->size);
 		if (e->xmit & LS_IO_XMIT)
 			r->xmit_folded++;
+		if (e->arrive_dt)
+			r->arrivals_folded++;
 		npieces = ls_io_pieces(e, h->size, piece);
 		if (e->call == LS_IO_SSL_HANDSHAKE) {
 			ssl_handshake(r, e);

@@ -94,6 +94,10 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 	for (int t = 1; t < LS_EV_KERNEL_MAX; t++)
 		if (r->per_type[t])
 			fprintf(stderr, " %s=%llu", ls_type_name(t), (unsigned long long)r->per_type[t]);
+	if (r->arrivals_folded || r->arrivals_unread) /* emit by exception, as below */
+		fprintf(stderr, "; tcp_probe carried by the read's sock_io: %llu (held to the end, "
+			"never read: %llu)",
+			(unsigned long long)r->arrivals_folded, (unsigned long long)r->arrivals_unread);
 	if (r->xmit_folded) /* emit by exception: one record, not two */
 		fprintf(stderr, "; tcp_xmit carried by the write's sock_io: %llu",
 			(unsigned long long)r->xmit_folded);
@@ -742,6 +746,10 @@ static void stop_tracing(struct ls_session *s)
 		fprintf(stderr, "latsplit record: %s\n", err);
 	}
 	s->stop_ts = ls_now_ns(); /* tracing ends; stacks and symbols follow */
+	/* arrivals held for reads that never came: theirs, as tcp_probe
+	 * records (a read in the last moments may fold one too: then it is
+	 * in the capture twice, which the analysis reads as one) */
+	r->arrivals_unread += ls_bpf_held_arrivals(r->bpf, ls_recorder_on_record, r);
 	ls_bpf_detach(r->bpf);
 	/* the rings' last events: none come after the detach (the semaphore
 	 * is 0), those before it are the capture's as the probes' were */
