@@ -273,34 +273,46 @@ if command -v nginx >/dev/null && command -v ab >/dev/null; then
   printf 'hello from nginx, a small file\n' >$T/ng/index.html
   nginx -c $T/ng/nginx.conf -e $T/ng/error.log & NGPID=$!
   for i in $(seq 50); do ss -Hltn "sport = :$NGP" | grep -q . && break; sleep 0.1; done
-  abload() { ab -k -c 8 -t 3 -n 100000000 http://127.0.0.1:$NGP/index.html 2>/dev/null |
-    sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p'; }
+  # the host's busy CPU time (every process, the kernel's and BPF's work
+  # included) per request served, in us: $T/ngcpu ("" for the last load)
+  busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+  abload() { local c0 c1 n rps
+    c0=$(busy)
+    ab -k -c 8 -t 3 -n 100000000 http://127.0.0.1:$NGP/index.html > $T/ab.out 2>/dev/null
+    c1=$(busy)
+    n=$(sed -n 's/^Complete requests: *\([0-9]*\).*/\1/p' $T/ab.out)
+    rps=$(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' $T/ab.out)
+    awk -v c=$((c1 - c0)) -v n="${n:-0}" -v hz="$(getconf CLK_TCK)" \
+      'BEGIN { if (n > 0) printf "%.3f", c * 1e6 / hz / n }' > $T/ngcpu
+    echo "$rps"; }
   ngrec() { # ARGS...: req/s under record --port ARGS; the summary in $T/ng.log
     $B/latsplit record -o $T/ng.data --port $NGP "$@" 2>$T/ng.log & local rp=$!
     for i in $(seq 100); do grep -q recording $T/ng.log && break; sleep 0.05; done
     abload
     kill -INT $rp; wait $rp
   }
-  declare -a nb nfl nfs nl ns nss nf
+  declare -a nb nfl nfs nl ns nss nf nbc nfc
   for round in 1 2 3; do
     nb+=("$(abload)")
+    nbc+=("$(cat $T/ngcpu)")
     nfl+=("$(floored abload)")
     nfs+=("$(floored_sys abload)")
     nl+=("$(ngrec --no-sock -F 0 --no-offcpu)")
     nss+=("$(ngrec -F 0 --no-offcpu --sock-hooks syscalls)")
     ns+=("$(ngrec -F 0 --no-offcpu)")
     nf+=("$(ngrec)")
+    nfc+=("$(cat $T/ngcpu)")
     ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/ng.log)
     nreq=$(sed -n 's/.*HTTP requests read by tracked processes: \([0-9]*\).*/\1/p' $T/ng.log)
     bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/ng.log)
     epr=$(awk -v e="${ev:-0}" -v r="${nreq:-0}" 'BEGIN { if (r > 0) printf "%.1f", e / r; else print "?" }')
-    printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | floor, raw syscall tracepoints for socket I/O %8.1f | sched+tcp %8.1f | +socket I/O %8.1f | +socket I/O at the syscall tracepoints %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s events per request, %s B/event)\n" \
-      $round "${nb[-1]:-0}" "${nfl[-1]:-0}" "${nfs[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nss[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "$epr" "${bpe:-?}"
+    printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | floor, raw syscall tracepoints for socket I/O %8.1f | sched+tcp %8.1f | +socket I/O %8.1f | +socket I/O at the syscall tracepoints %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s events per request, %s B/event; host CPU per request: untraced %s us, defaults %s us)\n" \
+      $round "${nb[-1]:-0}" "${nfl[-1]:-0}" "${nfs[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nss[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "$epr" "${bpe:-?}" "${nbc[-1]:-?}" "${nfc[-1]:-?}"
   done
   kill $NGPID 2>/dev/null; wait $NGPID 2>/dev/null
-  python3 - "${nb[@]}" "${nl[@]}" "${ns[@]}" "${nf[@]}" "${nfl[@]}" "${nfs[@]}" "${nss[@]}" <<'PY'
+  python3 - "${nb[@]}" "${nl[@]}" "${ns[@]}" "${nf[@]}" "${nfl[@]}" "${nfs[@]}" "${nss[@]}" "${nbc[@]}" "${nfc[@]}" <<'PY'
 import os, sys, statistics as s
-v = [float(x or 0) for x in sys.argv[1:]]; b, l, n, f, fl, fs, nss = (v[i:i + 3] for i in range(0, 21, 3))
+v = [float(x or 0) for x in sys.argv[1:]]; b, l, n, f, fl, fs, nss, bc, fc = (v[i:i + 3] for i in range(0, 27, 3))
 m = s.median(b) or 1
 print(f"median req/s (ratio to untraced): untraced {s.median(b):.1f}; floor, empty programs on the same "
       f"tracepoints {s.median(fl):.1f} ({s.median(fl)/m:.3f}); the same with the raw syscall tracepoints "
@@ -315,6 +327,13 @@ with open(os.environ["GOALS"], "a") as g:
     g.write(f"  that floor with the raw syscall tracepoints for socket I/O|printed, no target|{s.median(fs)/m:.3f}|-\n")
     g.write(f"  up to socket I/O (-F 0 --no-offcpu) / untraced|printed, no target|{s.median(n)/m:.3f}|-\n")
     g.write(f"  the same with --sock-hooks syscalls|printed, no target|{s.median(nss)/m:.3f}|-\n")
+    # the agent's whole cost per request, wherever it runs: loopback puts a
+    # segment's receive work (tcp_probe) in the sender's context, which the
+    # throughput of a one-worker server does not see
+    g.write(f"  host CPU per request, defaults - untraced (us; untraced {s.median(bc):.2f})|printed, no target|"
+            f"{s.median(fc) - s.median(bc):+.2f}|-\n")
+print(f"host CPU per request (every process, kernel and BPF included; median us): untraced {s.median(bc):.2f}, "
+      f"defaults {s.median(fc):.2f} ({s.median(fc) - s.median(bc):+.2f})")
 PY
 else
   echo "skipped: nginx or ab missing (tools/install-test-deps.sh installs nginx-light and apache2-utils)"
