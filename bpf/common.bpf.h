@@ -294,8 +294,9 @@ static __always_inline struct conn_val *conn_create(const struct sock *sk)
 
 /* The held arrival of v to the ring as its own tcp_probe record, by anyone
  * but the writer (see above). Left held if the ring is full (the next
- * record of the connection tries again). */
-static __always_inline void held_take(struct conn_val *v)
+ * record of the connection tries again), unless this is the connection's
+ * `last` record: then counted as a drop. */
+static __always_inline void held_take(struct conn_val *v, bool last)
 {
 	struct ls_ev_tcp_probe *e;
 	__u64 ts = v->held.h.ts;
@@ -303,8 +304,11 @@ static __always_inline void held_take(struct conn_val *v)
 	if (!ts)
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e)
+	if (!e) {
+		if (last)
+			count_drop();
 		return;
+	}
 	*e = v->held;
 	if (__sync_val_compare_and_swap(&v->held.h.ts, ts, 0) != ts) {
 		bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);

@@ -94,7 +94,7 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 	v = conn_get(sk, mine, false);
 	if (!v)
 		return 0;
-	held_take(v);
+	held_take(v, false);
 	if (oldstate == TCP_LISTEN && newstate == TCP_CLOSE) {
 		__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
 		__u8 *cur = bpf_map_lookup_elem(&tracked_ports, &port);
@@ -125,7 +125,7 @@ static __always_inline int handle_retransmit(const struct sock *sk, const struct
 
 	if (!v)
 		return 0;
-	held_take(v);
+	held_take(v, false);
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
@@ -259,7 +259,7 @@ static __always_inline int handle_reset(const struct sock *sk, __u32 dir)
 	v = conn_get(sk, false, true);
 	if (!v)
 		return 0;
-	held_take(v);
+	held_take(v, false);
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
@@ -280,7 +280,7 @@ static __always_inline int handle_destroy(struct sock *sk)
 
 	if (!v)
 		return 0;
-	held_take(v);
+	held_take(v, true);
 	cv = *v;
 	bpf_map_delete_elem(&conns, &key);
 	e = reserve(sizeof(*e));
@@ -350,7 +350,7 @@ static __always_inline int handle_xmit(const struct sk_buff *skb, bool btf)
 			return 0;
 		}
 	}
-	held_take(v);
+	held_take(v, false);
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;

@@ -317,7 +317,7 @@ static __always_inline int io_enter(long nr, __u64 fd, __u64 buf, __u16 call, __
 	if (!conn && !(is_unix && dir == LS_IO_IN))
 		return 0;
 	if (conn && dir == LS_IO_OUT && !is_unix)
-		held_take(conn); /* an arrival held for a read: out before the write */
+		held_take(conn, false); /* an arrival held for a read: out before the write */
 	io_begin(nr, sk, conn, is_unix, fd, buf, call, dir, nvec, 0);
 	return 0;
 }
@@ -526,10 +526,12 @@ static __always_inline int io_done(struct io_inflight *io, __u32 xmit)
 	return 0;
 }
 
-/* A TCP read's record e (its seq set): the arrival held in its conn (see
- * common.bpf.h) folded into it when the read begins with that segment's
- * first byte, else sent first as its own record. conn: the read's conn,
- * NULL when the caller has none at hand. */
+/* A TCP read's record e (its seq and bytes set): the arrival held in its
+ * conn (see common.bpf.h) folded into it when the read begins with that
+ * segment's first byte; left held when the segment is a later read's (it
+ * begins past this read's bytes, or arrived after it); else sent first as
+ * its own record. conn: the read's conn, NULL when the caller has none at
+ * hand. */
 static __always_inline void arrival_fold(struct conn_val *conn, struct ls_ev_sock_io *e)
 {
 	__u64 key = e->skaddr, ts;
@@ -543,13 +545,14 @@ static __always_inline void arrival_fold(struct conn_val *conn, struct ls_ev_soc
 	seq = conn->held.seq;
 	len = conn->held.data_len;
 	flags = conn->held.flags;
-	e->arrive_ack = conn->held.ack_seq;
-	e->arrive_srtt_us = conn->held.srtt_us;
-	if (seq != e->seq || ts >= e->h.ts || e->h.ts - ts > 0xffffffffULL || len >= 1u << 24) {
-		e->arrive_ack = e->arrive_srtt_us = 0;
-		held_take(conn);
+	if (ts >= e->h.ts || (__s32)(seq - (e->seq + e->bytes)) >= 0)
+		return; /* a later read's */
+	if (seq != e->seq || e->h.ts - ts > 0xffffffffULL || len >= 1u << 24) {
+		held_take(conn, false);
 		return;
 	}
+	e->arrive_ack = conn->held.ack_seq;
+	e->arrive_srtt_us = conn->held.srtt_us;
 	if (__sync_val_compare_and_swap(&conn->held.h.ts, ts, 0) != ts) {
 		e->arrive_ack = e->arrive_srtt_us = 0;
 		return; /* taken meanwhile: the next segment's writer sent it */
@@ -1045,7 +1048,7 @@ static __always_inline struct io_inflight *sock_tp_begin(struct sock *sk, long n
 	if (!conn && !(is_unix && dir == LS_IO_IN && fd_to_sock(a.fd) == sk))
 		return NULL;
 	if (conn && dir == LS_IO_OUT && !is_unix)
-		held_take(conn); /* an arrival held for a read: out before the write */
+		held_take(conn, false); /* an arrival held for a read: out before the write */
 	io = io_begin(nr, sk, conn, is_unix, a.fd, a.buf, call, dir, a.nvec, 0);
 	if (io)
 		io->one_msg = call == LS_IO_SENDMMSG || call == LS_IO_RECVMMSG;
