@@ -320,7 +320,7 @@ static __always_inline void held_take(struct conn_val *v, bool last)
 
 /* A connection met mid-flight: its tuple and where its streams stand. */
 static __always_inline void emit_adopt(const struct sock *sk, const struct conn_val *v,
-				       __u32 via, __u32 fd);
+				       __u32 via, __u32 fd, __u32 in_moved, __u32 out_moved);
 
 static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 {
@@ -361,8 +361,11 @@ static __always_inline void fill_hdr(struct ls_hdr *h, __u16 type, __u16 size)
 	fill_hdr_at(h, type, size, bpf_ktime_get_ns());
 }
 
+/* in_moved/out_moved: bytes the call in hand already read/wrote (met at a
+ * socket tracepoint as it ends): the streams stood that much earlier at
+ * its start, where its record begins. */
 static __always_inline void emit_adopt(const struct sock *sk, const struct conn_val *v,
-				       __u32 via, __u32 fd)
+				       __u32 via, __u32 fd, __u32 in_moved, __u32 out_moved)
 {
 	const struct tcp_sock *tp = (const void *)sk;
 	struct ls_ev_conn_adopt *e = reserve(sizeof(*e));
@@ -377,8 +380,8 @@ static __always_inline void emit_adopt(const struct sock *sk, const struct conn_
 	e->state = BPF_CORE_READ(sk, __sk_common.skc_state);
 	e->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
 	e->snd_una = BPF_CORE_READ(tp, snd_una);
-	e->write_seq = BPF_CORE_READ(tp, write_seq);
-	e->copied_seq = BPF_CORE_READ(tp, copied_seq);
+	e->write_seq = BPF_CORE_READ(tp, write_seq) - out_moved;
+	e->copied_seq = BPF_CORE_READ(tp, copied_seq) - in_moved;
 	e->rcv_nxt = BPF_CORE_READ(tp, rcv_nxt);
 	e->fd = fd;
 	e->rtt_min_us = BPF_CORE_READ(tp, rtt_min.s[0].v);

@@ -46,7 +46,7 @@ static __always_inline struct conn_val *conn_get(const struct sock *sk, bool min
 		return NULL;
 	v = conn_create(sk);
 	if (v && adopt)
-		emit_adopt(sk, v, LS_ADOPT_TCP, ~0u);
+		emit_adopt(sk, v, LS_ADOPT_TCP, ~0u, 0, 0);
 	return v;
 }
 

@@ -156,7 +156,8 @@ static __always_inline bool unix_stream(const struct sock *sk)
  * AF_UNIX stream socket is returned only once known (adopted by
  * unix_adopt); *is_unix says it is one. */
 static __always_inline struct conn_val *sk_conn_any(struct sock *sk, __u32 via, __u32 fd,
-						    bool fd_check, bool *is_unix)
+						    bool fd_check, bool *is_unix, __u32 in_moved,
+						    __u32 out_moved)
 {
 	__u64 key = (__u64)sk;
 	struct conn_val *v;
@@ -186,7 +187,7 @@ static __always_inline struct conn_val *sk_conn_any(struct sock *sk, __u32 via, 
 		return NULL;
 	v = conn_create(sk);
 	if (v)
-		emit_adopt(sk, v, via, fd);
+		emit_adopt(sk, v, via, fd, in_moved, out_moved);
 	return v;
 }
 
@@ -200,7 +201,7 @@ static __always_inline struct conn_val *fd_conn_any(__u32 fd, struct sock **skp,
 	if (!sk)
 		return NULL;
 	*skp = sk;
-	return sk_conn_any(sk, via, fd, false, is_unix);
+	return sk_conn_any(sk, via, fd, false, is_unix, 0, 0);
 }
 
 /* TCP only (accept, close of TCP connections). */
@@ -1028,10 +1029,11 @@ static __always_inline int sock_tp_call(__u16 want, long *nr, struct pt_regs **r
 
 /* Call `call` (number nr, registers regs) of the current tracked task on
  * socket sk begins now: its slot, or NULL when sk is not followed; *connp
- * its conn (NULL: a unix socket not followed yet). */
+ * its conn (NULL: a unix socket not followed yet). moved: the bytes it
+ * already moved (a call met as it ends), for a connection it adopts. */
 static __always_inline struct io_inflight *sock_tp_begin(struct sock *sk, long nr, int call,
 							 __u16 dir, struct pt_regs *regs,
-							 struct conn_val **connp)
+							 struct conn_val **connp, __u32 moved)
 {
 	struct io_inflight *io;
 	struct conn_val *conn;
@@ -1043,7 +1045,8 @@ static __always_inline struct io_inflight *sock_tp_begin(struct sock *sk, long n
 	 * read, see io_exit) only when fd is this very socket, not one the
 	 * kernel moves bytes on inside another call (an NFS mount's, under a
 	 * write to a file): fd's walk, once per socket */
-	conn = sk_conn_any(sk, LS_ADOPT_IO, a.fd, true, &is_unix);
+	conn = sk_conn_any(sk, LS_ADOPT_IO, a.fd, true, &is_unix, dir == LS_IO_IN ? moved : 0,
+			   dir == LS_IO_OUT ? moved : 0);
 	*connp = conn;
 	if (!conn && !(is_unix && dir == LS_IO_IN && fd_to_sock(a.fd) == sk))
 		return NULL;
@@ -1067,7 +1070,7 @@ static __always_inline int sock_tp_now(struct sock *sk, __u16 dir, long ret)
 
 	if (call == NO_CALL)
 		return 0;
-	io = sock_tp_begin(sk, nr, call, dir, regs, &conn);
+	io = sock_tp_begin(sk, nr, call, dir, regs, &conn, ret > 0 ? (__u32)ret : 0);
 	return io ? io_exit(io, ret, conn) : 0;
 }
 
@@ -1084,7 +1087,7 @@ static __always_inline int send_begin_run(__u64 *ctx)
 		return 0; /* untracked, or begun: the same write's next segment */
 	call = sock_tp_call(LS_IO_OUT, &nr, &regs);
 	if (call != NO_CALL)
-		sock_tp_begin(sk, nr, call, LS_IO_OUT, regs, &conn);
+		sock_tp_begin(sk, nr, call, LS_IO_OUT, regs, &conn, 0);
 	return 0;
 }
 

@@ -6,7 +6,8 @@
 # found once, ok, exact sums, total and TTFT within max(1 ms, 2%)), the same
 # bytes each way, and a unix socket's connections counted one by one when
 # each request has its own (nginx's defaults: a new upstream connection per
-# request) although no close is seen at the socket tracepoints.
+# request) although no close is seen at the socket tracepoints; a kept-alive
+# connection first seen by a read placed where that read began.
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/tests/helpers/nginx_conf.sh"
 require_root sock_hooks
@@ -56,6 +57,88 @@ PY
 )
   check "sock_hooks.$hooks.bytes: each request's bytes in and out as the client sent and received them: $off" \
     [ "${off%% of*}" = "24" -a "$(echo "$off" | cut -d' ' -f3)" = "24" ]
+done
+
+# --- a kept-alive connection whose first event in the capture is a read (its
+# request arrived before the recording began): at the socket tracepoints the
+# read is met as it ends, past its bytes, and the adoption must place the
+# stream where the read began, else every later request's first byte lands on
+# the next request's arrival (totals clamped to 0). Truth: the server's own
+# 2 ms of work in each and the client's timing of requests 1-19 (request 0
+# was in the socket before the capture).
+AD_PORT=18473
+for hooks in socket syscalls; do
+  rm -f "$T/ad.ready" "$T/ad.go"
+  $PY - $AD_PORT "$T/ad.ready" "$T/ad.go" <<'PY' &
+import os, socket, sys, time
+port, ready, go = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(1)
+open(ready, "w").close()
+c, _ = s.accept()
+while not os.path.exists(go):
+    time.sleep(0.01)
+buf = b""
+for i in range(20):
+    while b"\r\n\r\n" not in buf:
+        d = c.recv(4096)
+        if not d:
+            sys.exit(0)
+        buf += d
+    buf = buf.split(b"\r\n\r\n", 1)[1]
+    time.sleep(0.002)  # the server's work
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+while c.recv(4096):  # until the client closes
+    pass
+PY
+  SPID=$!
+  wait_for_file "$T/ad.ready" 10
+  $PY - $AD_PORT "$T/ad-$hooks.lg" <<'PY' &
+import json, socket, sys, time
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+out = open(sys.argv[2], "w")
+for i in range(20):
+    t0 = time.monotonic_ns()
+    c.sendall(f"GET /ad HTTP/1.1\r\nHost: x\r\nX-Request-Id: ad-{i}\r\n\r\n".encode())
+    got = b""
+    while not got.endswith(b"ok"):
+        got += c.recv(4096)
+    out.write(json.dumps({"x_request_id": f"ad-{i}", "total_ns": time.monotonic_ns() - t0}) + "\n")
+    time.sleep(0.003)
+time.sleep(0.2)  # the last response's ACK is in the capture
+c.close()
+PY
+  CPID=$!
+  sleep 0.3 # request 0 waits in the server's socket, unread
+  record_bg "$T/ad-$hooks.data" -p $SPID --sock-hooks $hooks || fail "sock_hooks.adopt_read.$hooks: record did not start"
+  touch "$T/ad.go"
+  wait $CPID
+  wait $SPID
+  stop_recording 0.5
+  "$LS" report --json "$T/ad-$hooks.data" >"$T/ad-$hooks.jsonl" 2>/dev/null
+  off=$($PY - "$T/ad-$hooks.jsonl" "$T/ad-$hooks.lg" <<'PY'
+import json, sys
+rep = {}
+for r in map(json.loads, open(sys.argv[1])):
+    if r.get("x_request_id"):
+        rep.setdefault(r["x_request_id"], []).append(r)
+cli = [j for j in map(json.loads, open(sys.argv[2]))][1:]
+off = []
+for j in cli:
+    rs = rep.get(j["x_request_id"], [])
+    t = rs[0]["total_ns"] if len(rs) == 1 and rs[0]["outcome"] == "ok" else None
+    # at least the server's 2 ms between its read and its write; at most the
+    # client's own time (which also holds its own waits for a CPU)
+    if t is None or t < 2_000_000 or t > j["total_ns"] + 1_000_000:
+        off.append((j["x_request_id"], t, j["total_ns"]))
+print(f"{len(cli) - len(off)} of {len(cli)}" + (f"; off (id, got, client ns): {off[:3]}" if off else ""))
+PY
+)
+  check "sock_hooks.adopt_read.$hooks: requests 1-19 on a connection first seen by a read, each found once, ok, its total at least the server's 2 ms of work and at most the client's + 1 ms: $off" \
+    [ "${off%% of*}" = "19" -a "$(echo "$off" | cut -d' ' -f3)" = "19" ]
 done
 
 # --- nginx -> the vLLM-shaped engine on a unix socket, nginx's defaults (a
