@@ -292,25 +292,22 @@ static __always_inline struct conn_val *conn_create(const struct sock *sk)
  * still held (loader.c).
  */
 
-/* The held arrival of v to the ring as its own tcp_probe record, by anyone
- * but the writer (see above). Left held if the ring is full (the next
- * record of the connection tries again), unless this is the connection's
- * `last` record: then counted as a drop. */
-static __always_inline void held_take(struct conn_val *v, bool last)
+/* The held arrival of v, whose ts was ts, to the ring as its own tcp_probe
+ * record. cas: the caller is not the writer and takes it here with a
+ * compare-and-swap of ts (see above); else the writer has exchanged it out
+ * already. A full ring: counted as a drop when `count`; otherwise, when
+ * cas, it stays held (the connection's next record tries again). */
+static __always_inline void held_send(struct conn_val *v, __u64 ts, bool cas, bool count)
 {
-	struct ls_ev_tcp_probe *e;
-	__u64 ts = v->held.h.ts;
+	struct ls_ev_tcp_probe *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
-	if (!ts)
-		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		if (last)
+		if (count)
 			count_drop();
 		return;
 	}
 	*e = v->held;
-	if (__sync_val_compare_and_swap(&v->held.h.ts, ts, 0) != ts) {
+	if (cas && __sync_val_compare_and_swap(&v->held.h.ts, ts, 0) != ts) {
 		bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
 		return;
 	}
@@ -318,9 +315,20 @@ static __always_inline void held_take(struct conn_val *v, bool last)
 	submit(e);
 }
 
+/* The held arrival of v out as its own record, by anyone but the writer;
+ * `last`: the connection's last record (its destroy), after which a full
+ * ring's arrival could not be sent: a drop. */
+static __always_inline void held_take(struct conn_val *v, bool last)
+{
+	__u64 ts = v->held.h.ts;
+
+	if (ts)
+		held_send(v, ts, true, last);
+}
+
 /* A connection met mid-flight: its tuple and where its streams stand. */
 static __always_inline void emit_adopt(const struct sock *sk, const struct conn_val *v,
-				       __u32 via, __u32 fd, __u32 in_moved, __u32 out_moved);
+				       __u32 via, __u32 fd, __u16 dir, __u32 moved);
 
 static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 {
@@ -361,11 +369,11 @@ static __always_inline void fill_hdr(struct ls_hdr *h, __u16 type, __u16 size)
 	fill_hdr_at(h, type, size, bpf_ktime_get_ns());
 }
 
-/* in_moved/out_moved: bytes the call in hand already read/wrote (met at a
- * socket tracepoint as it ends): the streams stood that much earlier at
- * its start, where its record begins. */
+/* moved: bytes the call in hand already moved in direction dir (met at a
+ * socket tracepoint as it ends): that stream stood that much earlier at
+ * the call's start, where its record begins. */
 static __always_inline void emit_adopt(const struct sock *sk, const struct conn_val *v,
-				       __u32 via, __u32 fd, __u32 in_moved, __u32 out_moved)
+				       __u32 via, __u32 fd, __u16 dir, __u32 moved)
 {
 	const struct tcp_sock *tp = (const void *)sk;
 	struct ls_ev_conn_adopt *e = reserve(sizeof(*e));
@@ -380,8 +388,8 @@ static __always_inline void emit_adopt(const struct sock *sk, const struct conn_
 	e->state = BPF_CORE_READ(sk, __sk_common.skc_state);
 	e->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
 	e->snd_una = BPF_CORE_READ(tp, snd_una);
-	e->write_seq = BPF_CORE_READ(tp, write_seq) - out_moved;
-	e->copied_seq = BPF_CORE_READ(tp, copied_seq) - in_moved;
+	e->write_seq = BPF_CORE_READ(tp, write_seq) - (dir == LS_IO_OUT ? moved : 0);
+	e->copied_seq = BPF_CORE_READ(tp, copied_seq) - (dir == LS_IO_IN ? moved : 0);
 	e->rcv_nxt = BPF_CORE_READ(tp, rcv_nxt);
 	e->fd = fd;
 	e->rtt_min_us = BPF_CORE_READ(tp, rtt_min.s[0].v);

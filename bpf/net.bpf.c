@@ -46,7 +46,7 @@ static __always_inline struct conn_val *conn_get(const struct sock *sk, bool min
 		return NULL;
 	v = conn_create(sk);
 	if (v && adopt)
-		emit_adopt(sk, v, LS_ADOPT_TCP, ~0u, 0, 0);
+		emit_adopt(sk, v, LS_ADOPT_TCP, ~0u, LS_IO_IN, 0);
 	return v;
 }
 
@@ -226,14 +226,8 @@ static __always_inline int handle_probe(struct sock *sk, const struct sk_buff *s
 	x.ack_seq = bpf_ntohl(th.ack);
 	x.flags = th.flags;
 	x.data_len = KREAD(btf, skb, len) - ((th.doff_byte >> 4) * 4);
-	if (v->held.h.ts && (ts = __sync_lock_test_and_set(&v->held.h.ts, 0))) {
-		e = reserve(sizeof(*e)); /* the earlier arrival, never read */
-		if (e) {
-			*e = v->held;
-			e->h.ts = ts;
-			submit(e);
-		}
-	}
+	if (v->held.h.ts && (ts = __sync_lock_test_and_set(&v->held.h.ts, 0)))
+		held_send(v, ts, false, true); /* the earlier arrival, never read */
 	if (hold_arrivals && x.data_len && (x.flags & 0x17) == 0x10) {
 		ts = x.h.ts;
 		x.h.ts = 0;

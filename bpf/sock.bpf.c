@@ -154,10 +154,10 @@ static __always_inline bool unix_stream(const struct sock *sk)
  * descriptor it used), unless `via` is NO_ADOPT, or `fd_check` and fd is
  * not sk (a socket met at a socket tracepoint: see sock_tp_begin). An
  * AF_UNIX stream socket is returned only once known (adopted by
- * unix_adopt); *is_unix says it is one. */
+ * unix_adopt); *is_unix says it is one. dir, moved: as emit_adopt's. */
 static __always_inline struct conn_val *sk_conn_any(struct sock *sk, __u32 via, __u32 fd,
-						    bool fd_check, bool *is_unix, __u32 in_moved,
-						    __u32 out_moved)
+						    bool fd_check, bool *is_unix, __u16 dir,
+						    __u32 moved)
 {
 	__u64 key = (__u64)sk;
 	struct conn_val *v;
@@ -187,7 +187,7 @@ static __always_inline struct conn_val *sk_conn_any(struct sock *sk, __u32 via, 
 		return NULL;
 	v = conn_create(sk);
 	if (v)
-		emit_adopt(sk, v, via, fd, in_moved, out_moved);
+		emit_adopt(sk, v, via, fd, dir, moved);
 	return v;
 }
 
@@ -201,7 +201,7 @@ static __always_inline struct conn_val *fd_conn_any(__u32 fd, struct sock **skp,
 	if (!sk)
 		return NULL;
 	*skp = sk;
-	return sk_conn_any(sk, via, fd, false, is_unix, 0, 0);
+	return sk_conn_any(sk, via, fd, false, is_unix, LS_IO_IN, 0);
 }
 
 /* TCP only (accept, close of TCP connections). */
@@ -284,8 +284,11 @@ static __always_inline struct io_inflight *io_begin(long nr, struct sock *sk, st
 						    bool is_unix, __u64 fd, __u64 buf, __u16 call,
 						    __u16 dir, __u32 nvec, __u64 ts)
 {
-	struct io_inflight *io = io_claim(nr);
+	struct io_inflight *io;
 
+	if (conn && dir == LS_IO_OUT && !is_unix)
+		held_take(conn, false); /* an arrival held for a read: out before the write */
+	io = io_claim(nr);
 	if (!io)
 		return NULL;
 	io->sk = (__u64)sk;
@@ -317,8 +320,6 @@ static __always_inline int io_enter(long nr, __u64 fd, __u64 buf, __u16 call, __
 	/* an unknown unix socket is a candidate when it reads (see io_exit) */
 	if (!conn && !(is_unix && dir == LS_IO_IN))
 		return 0;
-	if (conn && dir == LS_IO_OUT && !is_unix)
-		held_take(conn, false); /* an arrival held for a read: out before the write */
 	io_begin(nr, sk, conn, is_unix, fd, buf, call, dir, nvec, 0);
 	return 0;
 }
@@ -1045,13 +1046,10 @@ static __always_inline struct io_inflight *sock_tp_begin(struct sock *sk, long n
 	 * read, see io_exit) only when fd is this very socket, not one the
 	 * kernel moves bytes on inside another call (an NFS mount's, under a
 	 * write to a file): fd's walk, once per socket */
-	conn = sk_conn_any(sk, LS_ADOPT_IO, a.fd, true, &is_unix, dir == LS_IO_IN ? moved : 0,
-			   dir == LS_IO_OUT ? moved : 0);
+	conn = sk_conn_any(sk, LS_ADOPT_IO, a.fd, true, &is_unix, dir, moved);
 	*connp = conn;
 	if (!conn && !(is_unix && dir == LS_IO_IN && fd_to_sock(a.fd) == sk))
 		return NULL;
-	if (conn && dir == LS_IO_OUT && !is_unix)
-		held_take(conn, false); /* an arrival held for a read: out before the write */
 	io = io_begin(nr, sk, conn, is_unix, a.fd, a.buf, call, dir, a.nvec, 0);
 	if (io)
 		io->one_msg = call == LS_IO_SENDMMSG || call == LS_IO_RECVMMSG;
