@@ -16,8 +16,11 @@ RPID=$!
 CLEANUP+=("kill -INT $RPID")
 wait_recording "$T/rec.log" || { fail "live_lag.setup: record did not start"; cat "$T/rec.log"; exit 0; }
 
-# steady load for 8 s; three scrapes while it runs, each timed on CLOCK_MONOTONIC
-"$LOADGEN" --port $PORT -c 4 -d 8 --rate 60 --stream --max-tokens 6 -o "$T/lg.jsonl" 2>/dev/null &
+# steady load for 12 s; three scrapes while it runs (by 6.5 s), each timed on
+# CLOCK_MONOTONIC; then top attaches with 5 s of load left (its attach, next to
+# the running record, took 1-2 s on a 2-CPU VM: with 1.5 s left it met an
+# empty window)
+"$LOADGEN" --port $PORT -c 4 -d 12 --rate 60 --stream --max-tokens 6 -o "$T/lg.jsonl" 2>/dev/null &
 LPID=$!
 /usr/bin/python3 - "$MPORT" "$T/scrapes.jsonl" <<'PY'
 import json, sys, time, urllib.request
