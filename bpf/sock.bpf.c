@@ -564,12 +564,17 @@ static __always_inline void arrival_fold(struct conn_val *conn, struct ls_ev_soc
 }
 
 /* The exit of a followed call, `ret` its result: a record. conn: the
- * call's conn where the caller has it (NULL: looked up if needed). */
-static __always_inline int io_exit(struct io_inflight *io, long ret, struct conn_val *conn)
+ * call's conn where the caller has it (NULL: looked up if needed). at_once:
+ * the call began in this same program run (a socket tracepoint's read),
+ * stamped then: its record takes that time, not a second clock read,
+ * unless an adopt record must go (and be stamped) first. */
+static __always_inline int io_exit(struct io_inflight *io, long ret, struct conn_val *conn,
+				   bool at_once)
 {
 	__u32 slot = 0, n, xmit = 0;
 	struct io_record *rec;
 	__u16 nseg;
+	__u64 ts = at_once && io->conn_id ? io->ts_enter : 0;
 
 	/* several messages (a count returned): the bytes are how far the
 	 * stream moved */
@@ -593,7 +598,7 @@ static __always_inline int io_exit(struct io_inflight *io, long ret, struct conn
 	rec = scratch_claim(&slot);
 	if (!rec)
 		goto out;
-	fill_hdr(&rec->e.h, LS_EV_SOCK_IO, 0);
+	fill_hdr_at(&rec->e.h, LS_EV_SOCK_IO, 0, ts ? ts : bpf_ktime_get_ns());
 	rec->e.conn_id = io->conn_id;
 	rec->e.skaddr = io->sk;
 	rec->e.ts_enter = io->ts_enter;
@@ -985,7 +990,7 @@ static __always_inline int sys_exit_run(__u64 *ctx)
 			emit_accept(ret);
 		return io_done(io, 0);
 	}
-	return io_exit(io, ret, NULL);
+	return io_exit(io, ret, NULL, false);
 }
 
 /*
@@ -1069,7 +1074,7 @@ static __always_inline int sock_tp_now(struct sock *sk, __u16 dir, long ret)
 	if (call == NO_CALL)
 		return 0;
 	io = sock_tp_begin(sk, nr, call, dir, regs, &conn, ret > 0 ? (__u32)ret : 0);
-	return io ? io_exit(io, ret, conn) : 0;
+	return io ? io_exit(io, ret, conn, true) : 0;
 }
 
 /* tcp_sendmsg_locked(sk, msg, skb, size_goal) */
@@ -1100,7 +1105,7 @@ static __always_inline int send_end_run(__u64 *ctx)
 		return 0;
 	io = io_current();
 	if (io && io->sk == (__u64)sk)
-		return io_exit(io, ret, NULL);
+		return io_exit(io, ret, NULL, false);
 	if (io) /* begun on another socket (MPTCP's subflow) and not ended there */
 		io_done(io, 0);
 	/* a write with no begin: a unix socket's, or TCP's without the hook */
