@@ -52,12 +52,19 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
-/* Tracked processes: tgid -> 1. Children are added at fork, in the kernel. */
+/* Tracked processes: bit tgid % 64 of word tgid / 64, for every tgid up to
+ * Linux's PID_MAX_LIMIT (512 KiB). User space sets bits through its mmap
+ * of the map (loader.c); children are added at fork, in the kernel, and a
+ * process is taken out when its last thread exits. An array's lookup is
+ * inlined by the verifier: every program's "is this process tracked?"
+ * costs a few instructions, not a hash lookup (most runs, on a busy host,
+ * are for processes not tracked). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, LS_TGID_WORDS);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } tracked_tgids SEC(".maps");
 
 /* Tracked local TCP ports (host order) -> 1. */
@@ -163,13 +170,46 @@ static __always_inline struct io_inflight *io_current(void)
 #define PORT_USER LS_PORT_USER
 #define PORT_AUTO LS_PORT_AUTO
 
+/* tgid's word of tracked_tgids (NULL past PID_MAX_LIMIT) and its bit. */
+static __always_inline __u64 *tgid_word(__u32 tgid, __u64 *bit)
+{
+	__u32 k = tgid / 64;
+
+	*bit = 1ull << (tgid % 64);
+	return bpf_map_lookup_elem(&tracked_tgids, &k);
+}
+
+/* Is tgid in tracked_tgids (whatever track_all says)? */
+static __always_inline bool tgid_listed(__u32 tgid)
+{
+	__u64 bit, *w = tgid_word(tgid, &bit);
+
+	return w && (*w & bit);
+}
+
+static __always_inline void tgid_track(__u32 tgid)
+{
+	__u64 bit, *w = tgid_word(tgid, &bit);
+
+	if (w)
+		__sync_fetch_and_or(w, bit);
+}
+
+static __always_inline void tgid_untrack(__u32 tgid)
+{
+	__u64 bit, *w = tgid_word(tgid, &bit);
+
+	if (w)
+		__sync_fetch_and_and(w, ~bit);
+}
+
 static __always_inline bool tgid_tracked(__u32 tgid)
 {
 	if (tgid == self_tgid || tgid == 0) /* 0: the idle tasks */
 		return false;
 	if (track_all)
 		return true;
-	return bpf_map_lookup_elem(&tracked_tgids, &tgid) != NULL;
+	return tgid_listed(tgid);
 }
 
 static __always_inline void count_drop(void)

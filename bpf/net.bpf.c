@@ -70,7 +70,7 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 		return 0;
 	/* listen(), connect() and close() run in the owner's context. */
 	mine = !track_all && (newstate == TCP_LISTEN || newstate == TCP_SYN_SENT) &&
-	       bpf_map_lookup_elem(&tracked_tgids, &tgid);
+	       tgid_listed(tgid);
 	if (newstate == TCP_LISTEN && mine) {
 		__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
 		__u8 *cur = bpf_map_lookup_elem(&tracked_ports, &port);
@@ -84,10 +84,9 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 		 * server started late or restarted mid-recording. */
 		__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
 		__u8 *cur = bpf_map_lookup_elem(&tracked_ports, &port);
-		__u8 one = 1;
 
 		if (cur && *cur == PORT_USER) {
-			bpf_map_update_elem(&tracked_tgids, &tgid, &one, BPF_ANY);
+			tgid_track(tgid);
 			mine = true;
 		}
 	}

@@ -194,12 +194,11 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	struct ls_ev_proc_fork *e;
-	__u8 one = 1;
 
 	if (!tgid_tracked(ptgid) && !tgid_tracked(ctgid))
 		return 0;
 	if (!track_all && ctgid != ptgid)
-		bpf_map_update_elem(&tracked_tgids, &ctgid, &one, BPF_ANY);
+		tgid_track(ctgid);
 	if (ctgid != ptgid) { /* a forked interpreter: the same state, same places */
 		const struct ls_py_proc *pp = bpf_map_lookup_elem(&py_procs, &ptgid);
 		if (pp) {
@@ -253,7 +252,7 @@ static __always_inline int handle_exit(struct task_struct *p)
 	/* signal->live is decremented before the tracepoint fires. */
 	live = BPF_CORE_READ(p, signal, live.counter);
 	if (live == 0 && !track_all)
-		bpf_map_delete_elem(&tracked_tgids, &tgid);
+		tgid_untrack(tgid);
 	if (live == 0)
 		bpf_map_delete_elem(&py_procs, &tgid);
 	e = reserve(sizeof(*e));

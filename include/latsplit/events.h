@@ -28,6 +28,9 @@
 #define LS_FILENAME_LEN 128
 /* Frames per stack in the shared stack map (kernel and user alike). */
 #define LS_STACK_DEPTH 127
+/* Words of the tracked_tgids bitmap: one bit per tgid up to Linux's
+ * PID_MAX_LIMIT (4M on 64-bit). */
+#define LS_TGID_WORDS (4194304 / 64)
 /* Values of the tracked_ports filter map. */
 #define LS_PORT_USER 1 /* followed: named with --port, or a -p process's listener at start */
 #define LS_PORT_AUTO 2 /* a tracked process listens on it: dropped when it closes */

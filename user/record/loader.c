@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
@@ -72,6 +73,8 @@ struct ls_bpf {
 	int ngpu_links;
 	struct bpf_link *sock_links[32];
 	int nsock_links;
+	/* the tracked_tgids bitmap, mapped on first use (ls_bpf_track_pid) */
+	__u64 *tgid_bits;
 	bool sys_backups; /* ls_bpf_sys_backups tried */
 	bool sock_tp;     /* socket I/O from the socket tracepoints (--sock-hooks) */
 	/* uprobes (libssl, libcuda) attach as uprobe_multi links */
@@ -1071,11 +1074,18 @@ const char *ls_bpf_missing(const struct ls_bpf *b)
 
 int ls_bpf_track_pid(struct ls_bpf *b, pid_t pid)
 {
-	__u32 key = pid;
-	__u8 one = 1;
-
-	return bpf_map__update_elem(b->sched->maps.tracked_tgids, &key, sizeof(key), &one,
-				    sizeof(one), BPF_ANY);
+	if (pid <= 0 || (unsigned long)pid >= LS_TGID_WORDS * 64ul)
+		return -EINVAL;
+	if (!b->tgid_bits) {
+		void *m = mmap(NULL, LS_TGID_WORDS * sizeof(__u64), PROT_READ | PROT_WRITE,
+			       MAP_SHARED, bpf_map__fd(b->maps->maps.tracked_tgids), 0);
+		if (m == MAP_FAILED)
+			return -errno;
+		b->tgid_bits = m;
+	}
+	/* the kernel sets and clears bits of the same words (forks, exits) */
+	__atomic_fetch_or(&b->tgid_bits[pid / 64], 1ull << (pid % 64), __ATOMIC_RELAXED);
+	return 0;
 }
 
 int ls_bpf_track_port(struct ls_bpf *b, unsigned short port, bool user)
@@ -1349,6 +1359,8 @@ void ls_bpf_stop(struct ls_bpf *b)
 	else
 		detach_all(b);
 	ring_buffer__free(b->rb);
+	if (b->tgid_bits)
+		munmap(b->tgid_bits, LS_TGID_WORDS * sizeof(__u64));
 	for (size_t i = NSOURCES; i-- > 0;)
 		sources[i].destroy(b);
 	free(b);
