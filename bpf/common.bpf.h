@@ -67,11 +67,14 @@ struct {
 	__type(value, __u64);
 } tracked_tgids SEC(".maps");
 
-/* Tracked local TCP ports (host order) -> 1. */
+/* Followed local TCP ports (host order) -> PORT_USER or PORT_AUTO, 0 for
+ * the others: an array over every port (512 KiB), whose lookup the
+ * verifier inlines. A segment or state change of any TCP socket on the
+ * host that is not a known connection asks it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u16);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
 	__type(value, __u8);
 } tracked_ports SEC(".maps");
 

@@ -19,9 +19,19 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define IPPROTO_TCP 6
 
+/* port's entry of tracked_ports (an array over every port: never NULL). */
+static __always_inline __u8 *port_entry(__u16 port)
+{
+	__u32 k = port;
+
+	return bpf_map_lookup_elem(&tracked_ports, &k);
+}
+
 static __always_inline bool port_tracked(__u16 port)
 {
-	return bpf_map_lookup_elem(&tracked_ports, &port) != NULL;
+	__u8 *v = port_entry(port);
+
+	return v && *v;
 }
 
 static __always_inline __u32 srtt_us(const struct sock *sk)
@@ -72,18 +82,15 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 	mine = !track_all && (newstate == TCP_LISTEN || newstate == TCP_SYN_SENT) &&
 	       tgid_listed(tgid);
 	if (newstate == TCP_LISTEN && mine) {
-		__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
-		__u8 *cur = bpf_map_lookup_elem(&tracked_ports, &port);
-		__u8 val = PORT_AUTO;
+		__u8 *cur = port_entry(BPF_CORE_READ(sk, __sk_common.skc_num));
 
-		if (!cur)
-			bpf_map_update_elem(&tracked_ports, &port, &val, BPF_ANY);
+		if (cur && !*cur)
+			*cur = PORT_AUTO;
 	} else if (newstate == TCP_LISTEN && !track_all && tgid != self_tgid) {
 		/* A process that starts listening on a followed port (--port, or a
 		 * -p process's listener at start) is tracked from here on: a
 		 * server started late or restarted mid-recording. */
-		__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
-		__u8 *cur = bpf_map_lookup_elem(&tracked_ports, &port);
+		__u8 *cur = port_entry(BPF_CORE_READ(sk, __sk_common.skc_num));
 
 		if (cur && *cur == PORT_USER) {
 			tgid_track(tgid);
@@ -95,11 +102,10 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 		return 0;
 	held_take(v, false);
 	if (oldstate == TCP_LISTEN && newstate == TCP_CLOSE) {
-		__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
-		__u8 *cur = bpf_map_lookup_elem(&tracked_ports, &port);
+		__u8 *cur = port_entry(BPF_CORE_READ(sk, __sk_common.skc_num));
 
 		if (cur && *cur == PORT_AUTO)
-			bpf_map_delete_elem(&tracked_ports, &port);
+			*cur = 0;
 	}
 	e = reserve(sizeof(*e));
 	if (!e)

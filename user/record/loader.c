@@ -1090,7 +1090,7 @@ int ls_bpf_track_pid(struct ls_bpf *b, pid_t pid)
 
 int ls_bpf_track_port(struct ls_bpf *b, unsigned short port, bool user)
 {
-	__u16 key = port;
+	__u32 key = port;
 	__u8 val = user ? LS_PORT_USER : LS_PORT_AUTO;
 
 	return bpf_map__update_elem(b->sched->maps.tracked_ports, &key, sizeof(key), &val,
