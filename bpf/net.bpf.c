@@ -122,7 +122,24 @@ static __always_inline int handle_set_state(const struct sock *sk, int oldstate,
 	return 0;
 }
 
-static __always_inline int handle_retransmit(const struct sock *sk, const struct sk_buff *skb)
+/* The kernel's tcp_retransmit_skb tracepoint passes the attempt's result
+ * (newer kernels', 6.18's among them, fire for attempts that sent nothing
+ * too: the original still queued below TCP, no route, a window shut, no
+ * memory, a device or filter that dropped it); set by the loader from the
+ * tracepoint's BTF. */
+const volatile bool retrans_err_arg = false;
+
+/* Retransmission attempts of known connections that failed (the kernel's
+ * result, above), per CPU: not retransmissions, but never silent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} retrans_failed SEC(".maps");
+
+static __always_inline int handle_retransmit(const struct sock *sk, const struct sk_buff *skb,
+					     int err)
 {
 	struct ls_ev_tcp_retrans *e;
 	struct tcp_skb_cb *cb;
@@ -130,6 +147,14 @@ static __always_inline int handle_retransmit(const struct sock *sk, const struct
 
 	if (!v)
 		return 0;
+	if (err) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&retrans_failed, &zero);
+
+		if (n)
+			*n += 1;
+		return 0;
+	}
 	held_take(v, false);
 	e = reserve(sizeof(*e));
 	if (!e)
@@ -382,16 +407,18 @@ int BPF_PROG(inet_sock_set_state_raw, const struct sock *sk, int oldstate, int n
 	return handle_set_state(sk, oldstate, newstate);
 }
 
+/* (ctx[2], the result, is read only where the loader found it: on older
+ * kernels the branch is dead code, which the verifier does not check) */
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(tcp_retransmit_skb_btf, const struct sock *sk, const struct sk_buff *skb)
 {
-	return handle_retransmit(sk, skb);
+	return handle_retransmit(sk, skb, retrans_err_arg ? (int)ctx[2] : 0);
 }
 
 SEC("raw_tp/tcp_retransmit_skb")
 int BPF_PROG(tcp_retransmit_skb_raw, const struct sock *sk, const struct sk_buff *skb)
 {
-	return handle_retransmit(sk, skb);
+	return handle_retransmit(sk, skb, retrans_err_arg ? (int)ctx[2] : 0);
 }
 
 SEC("tp_btf/tcp_retransmit_synack")

@@ -761,6 +761,11 @@ int ls_bpf_held_arrivals(struct ls_bpf *b, int (*cb)(void *ctx, void *rec, size_
 	return n;
 }
 
+unsigned long long ls_bpf_retrans_failed(struct ls_bpf *b)
+{
+	return b->net ? percpu_sum(b->net->maps.retrans_failed, 0, NULL, 0) : 0;
+}
+
 void ls_bpf_kstack_stats(struct ls_bpf *b, unsigned long long out[3])
 {
 	for (__u32 k = 0; k < 3; k++)
@@ -843,6 +848,7 @@ static void uprobes_multi(const struct ls_bpf *b, struct bpf_object *obj)
 static void net_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)
 {
 	b->net->rodata->hold_arrivals = !o->no_sock;
+	b->net->rodata->retrans_err_arg = ls_btf_tracepoint_args("tcp_retransmit_skb") >= 3;
 }
 
 static void sock_configure(struct ls_bpf *b, const struct ls_bpf_opts *o)

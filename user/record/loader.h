@@ -89,6 +89,9 @@ int ls_bpf_held_arrivals(struct ls_bpf *b, int (*cb)(void *ctx, void *rec, size_
 /* --offcpu-kernel-min-us: blocks that ended sooner, their ns, and blocks
  * whose kernel stack was taken when they ended. */
 void ls_bpf_kstack_stats(struct ls_bpf *b, unsigned long long out[3]);
+/* Retransmission attempts of known connections that sent nothing (where
+ * the kernel's tracepoint passes the result: 6.18's does). */
+unsigned long long ls_bpf_retrans_failed(struct ls_bpf *b);
 /* Attaches the syscall programs' backups (sock.bpf.c: faultable syscall
  * tracepoints) once the kernel has skipped runs of the syscall programs:
  * 1 when attached now, 0 when not needed or done before, -1 on failure. */

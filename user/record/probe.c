@@ -62,6 +62,22 @@ bool ls_btf_has_tracepoint(const char *name)
 	return tracepoint_btf_id(name) > 0;
 }
 
+int ls_btf_tracepoint_args(const char *name)
+{
+	const struct btf *btf = ls_vmlinux_btf();
+	int id = tracepoint_btf_id(name);
+	const struct btf_type *t;
+
+	if (id <= 0)
+		return -1;
+	/* typedef -> pointer -> the prototype, whose first parameter is the
+	 * probe's data pointer, not an argument */
+	t = btf__type_by_id(btf, btf__resolve_type(btf, id));
+	if (!t || !btf_is_ptr(t) || !(t = btf__type_by_id(btf, t->type)) || !btf_is_func_proto(t))
+		return -1;
+	return btf_vlen(t) ? btf_vlen(t) - 1 : -1;
+}
+
 /* Loads a program that returns 0: its fd, or -1 with errno. */
 static int load_ret0(enum bpf_prog_type type, struct bpf_prog_load_opts *opts)
 {

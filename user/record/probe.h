@@ -27,6 +27,9 @@ struct btf;
 const struct btf *ls_vmlinux_btf(void);
 /* The kernel has tracepoint `name` (its btf_trace_<name> type exists). */
 bool ls_btf_has_tracepoint(const char *name);
+/* How many arguments the kernel's tracepoint `name` passes its programs
+ * (its BTF prototype's), or -1 where its BTF does not say. */
+int ls_btf_tracepoint_args(const char *name);
 /* A tp_btf program can be loaded for tracepoint `name`; errno-style reason. */
 int ls_probe_tp_btf(const char *name);
 /* uprobe_multi links can be used: built with them (LS_HAVE_UPROBE_MULTI)

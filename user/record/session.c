@@ -857,6 +857,10 @@ static int close_capture(struct ls_session *s)
 			"%llu shorter (%.3f s in all) kept their user stack only "
 			"(--offcpu-kernel-min-us)\n",
 			ks[2], o->kstack_min_us, ks[0], ks[1] / 1e9);
+	unsigned long long rf = ls_bpf_retrans_failed(r->bpf);
+	if (rf)
+		fprintf(stderr, "  TCP retransmission attempts of followed connections that sent nothing "
+			"(the kernel's result; not counted as retransmits): %llu\n", rf);
 	replaced_warning(o->path, r->w_ino, r->w_dev);
 	return 0;
 }
