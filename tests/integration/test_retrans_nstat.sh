@@ -22,39 +22,52 @@
 source "$(dirname "$0")/lib.sh"
 require_root retrans.nstat retrans.failed
 
-export NETLAB_PREFIX=lst$$
-eval "$("$NETLAB" up --loss-to-client 7)" || { fail "retrans.setup: netlab up failed"; exit 0; }
-CLEANUP+=("NETLAB_PREFIX=$NETLAB_PREFIX $NETLAB down")
-
-before=$(snmp_retrans_segs "$SRV_NS")
-"$LS" record -o "$T/cap.data" -- ip netns exec "$SRV_NS" "$ENGINE" --port 8000 \
-  --bind "$SRV_IP" --tokens 200 --token-bytes 400 --ready-file "$T/ready" 2>"$T/rec.log" &
-RPID=$!
-CLEANUP+=("kill $RPID")
-wait_for_file "$T/ready" 10 || { fail "retrans.setup: engine did not start"; cat "$T/rec.log"; exit 0; }
-ip netns exec "$CLI_NS" "$LOADGEN" --host "$SRV_IP" --port 8000 -c 4 -n 60 --stream --max-tokens 100 \
-  --timeout 20 -o "$T/lg.jsonl" 2>"$T/lg.log"
-info "$(cat "$T/lg.log")"
-# Let FIN/ACK exchanges (and their retransmits, backing off) finish: no
-# socket may be left that could still retransmit, on either side of the
-# nstat read and the end of recording.
-wait_tcp_quiet "$SRV_NS" 40 || info "sockets still open after 40 s: $(ip netns exec "$SRV_NS" ss -Htan | head -3)"
-after=$(snmp_retrans_segs "$SRV_NS")
-kill -INT $RPID; wait $RPID
-sed 's/^/  /' "$T/rec.log"
-
-"$LS" dump --json "$T/cap.data" 2>"$T/dump.err" | python3 -c '
+# lab NAME NETLAB-UP-OPTIONS...: a fresh client/server pair of namespaces
+lab() {
+  export NETLAB_PREFIX=$1$$
+  shift
+  eval "$("$NETLAB" up "$@")" || { fail "retrans.setup: netlab up failed"; exit 0; }
+  CLEANUP+=("NETLAB_PREFIX=$NETLAB_PREFIX $NETLAB down")
+}
+# serve TAG TOKEN-BYTES REQUESTS: the engine in the server namespace under
+# record (capture $T/TAG.data, its log $T/TAG.log; RPID), REQUESTS streamed
+# requests from the client namespace, then every FIN/ACK exchange (and its
+# retransmits, backing off) finished: no socket left that could still
+# retransmit on either side of the caller's nstat read and the recording's end.
+serve() {
+  "$LS" record -o "$T/$1.data" -- ip netns exec "$SRV_NS" "$ENGINE" --port 8000 \
+    --bind "$SRV_IP" --tokens 200 --token-bytes "$2" --ready-file "$T/$1.ready" 2>"$T/$1.log" &
+  RPID=$!
+  CLEANUP+=("kill $RPID")
+  wait_for_file "$T/$1.ready" 10 || { fail "retrans.setup: engine did not start"; cat "$T/$1.log"; exit 0; }
+  ip netns exec "$CLI_NS" "$LOADGEN" --host "$SRV_IP" --port 8000 -c 4 -n "$3" --stream --max-tokens 100 \
+    --timeout 30 -o "$T/$1.jsonl" 2>"$T/$1.lg"
+  info "$(cat "$T/$1.lg")"
+  wait_tcp_quiet "$SRV_NS" 40 || info "sockets still open after 40 s: $(ip netns exec "$SRV_NS" ss -Htan | head -3)"
+}
+# retrans_sum FILE: "events segments synacks" of the capture's tcp_retrans records
+retrans_sum() {
+  "$LS" dump --json "$1" 2>/dev/null | python3 -c '
 import json, sys
 segs = n = syn = 0
 for l in sys.stdin:
     e = json.loads(l)
     if e["type"] == "tcp_retrans":
         n += 1; segs += e["segs"]; syn += e["kind"] == "synack"
-print(n, segs, syn)' >"$T/sum"
-read -r events segs synacks <"$T/sum"
+print(n, segs, syn)'
+}
+within() { python3 -c "import sys; a, b = int(sys.argv[1]), int(sys.argv[2]); sys.exit(0 if b > 0 and abs(a - b) <= max(1, b // 100) else 1)" "$1" "$2"; }
+snmp_ext() { ip netns exec "$SRV_NS" nstat -az "$1" | awk -v k="$1" '$1 == k { print $2 }'; }
+
+lab lst --loss-to-client 7
+before=$(snmp_retrans_segs "$SRV_NS")
+serve cap 400 60
+after=$(snmp_retrans_segs "$SRV_NS")
+kill -INT $RPID; wait $RPID
+sed 's/^/  /' "$T/cap.log"
+read -r events segs synacks < <(retrans_sum "$T/cap.data")
 delta=$((after - before))
 info "nstat TcpRetransSegs delta: $delta; latsplit: $segs segments in $events retransmit events ($synacks SYN-ACK)"
-within() { python3 -c "import sys; a, b = int(sys.argv[1]), int(sys.argv[2]); sys.exit(0 if b > 0 and abs(a - b) <= max(1, b // 100) else 1)" "$1" "$2"; }
 if within "$segs" "$delta"; then
   pass "retrans.nstat: latsplit $segs, nstat $delta"
 else
@@ -73,31 +86,13 @@ fi
 
 # ---- retrans.failed
 NETLAB_PREFIX=$NETLAB_PREFIX "$NETLAB" down
-export NETLAB_PREFIX=lsf$$
-eval "$("$NETLAB" up --loss-to-client 7 --rate 2mbit)" || { fail "retrans.failed: netlab up failed"; exit 0; }
-CLEANUP+=("NETLAB_PREFIX=$NETLAB_PREFIX $NETLAB down")
-snmp_ext() { ip netns exec "$SRV_NS" nstat -az "$1" | awk -v k="$1" '$1 == k { print $2 }'; }
+lab lsf --loss-to-client 7 --rate 2mbit
 b_segs=$(snmp_retrans_segs "$SRV_NS"); b_fail=$(snmp_ext TcpExtTCPRetransFail)
-"$LS" record -o "$T/fail.data" -- ip netns exec "$SRV_NS" "$ENGINE" --port 8000 \
-  --bind "$SRV_IP" --tokens 200 --token-bytes 4000 --ready-file "$T/ready2" 2>"$T/rec2.log" &
-RPID=$!
-CLEANUP+=("kill $RPID")
-wait_for_file "$T/ready2" 10 || { fail "retrans.failed: engine did not start"; cat "$T/rec2.log"; exit 0; }
-ip netns exec "$CLI_NS" "$LOADGEN" --host "$SRV_IP" --port 8000 -c 4 -n 20 --stream --max-tokens 100 \
-  --timeout 30 -o "$T/lg2.jsonl" 2>"$T/lg2.log"
-info "$(cat "$T/lg2.log")"
-wait_tcp_quiet "$SRV_NS" 40 || info "sockets still open after 40 s"
+serve fail 4000 20
 segs_d=$(($(snmp_retrans_segs "$SRV_NS") - b_segs)); fail_d=$(($(snmp_ext TcpExtTCPRetransFail) - b_fail))
 kill -INT $RPID; wait $RPID
-read -r _ segs2 _ < <("$LS" dump --json "$T/fail.data" 2>/dev/null | python3 -c '
-import json, sys
-segs = n = syn = 0
-for l in sys.stdin:
-    e = json.loads(l)
-    if e["type"] == "tcp_retrans":
-        n += 1; segs += e["segs"]; syn += e["kind"] == "synack"
-print(n, segs, syn)')
-failed=$(sed -n 's/.*not counted as retransmits): \([0-9]*\).*/\1/p' "$T/rec2.log")
+read -r _ segs2 _ < <(retrans_sum "$T/fail.data")
+failed=$(sed -n 's/.*not counted as retransmits): \([0-9]*\).*/\1/p' "$T/fail.log")
 info "nstat: TcpRetransSegs $segs_d, TcpExtTCPRetransFail $fail_d; latsplit: $segs2 segments, ${failed:-0} failed attempts"
 if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -A2 "'btf_trace_tcp_retransmit_skb'" |
    grep -q "FUNC_PROTO.*vlen=4"; then
