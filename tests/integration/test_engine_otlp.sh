@@ -80,8 +80,10 @@ run json "--otlp-json --span-random-id" --traceparent
 
 # what is not OTLP traces: another media type is refused with what is read,
 # bodies that are not OTLP get 400, an empty JSON export is fine; counted
-msg=$("$LS" record -o "$T/refuse.data" -d 3 --port 1 --otlp-receive $OTLP_PORT 2>&1 >/dev/null &
-  sleep 1.5
+# (the posts wait for the receiver to listen: record's start took 1.7 s on a
+# slow VM, past the fixed 1.5 s this once slept)
+msg=$("$LS" record -o "$T/refuse.data" -d 4 --port 1 --otlp-receive $OTLP_PORT 2>&1 >/dev/null &
+  for i in $(seq 100); do ss -Hltn "sport = :$OTLP_PORT" | grep -q . && break; sleep 0.1; done
   curl -s -X POST -H 'Content-Type: text/plain' -d 'x' "http://127.0.0.1:$OTLP_PORT/v1/traces"; echo
   for b in 'not protobuf' '{"resourceSpans": 5}' '{"resourceSpans": []}'; do
     t=application/json; [[ $b == not* ]] && t=application/x-protobuf
