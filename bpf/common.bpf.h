@@ -215,13 +215,19 @@ static __always_inline bool tgid_tracked(__u32 tgid)
 	return tgid_listed(tgid);
 }
 
-static __always_inline void count_drop(void)
+/* One more in slot `key` of the per-CPU counter array `counters` (a
+ * per-CPU slot: no atomics needed). */
+static __always_inline void count_in(void *counters, __u32 key)
 {
-	__u32 zero = 0;
-	__u64 *n = bpf_map_lookup_elem(&drops, &zero);
+	__u64 *n = bpf_map_lookup_elem(counters, &key);
 
 	if (n)
-		*n += 1; /* per-CPU slot: no atomics needed */
+		*n += 1;
+}
+
+static __always_inline void count_drop(void)
+{
+	count_in(&drops, 0);
 }
 
 /* Reserve a record of `size` bytes, counting a failure as a drop. It is
@@ -377,12 +383,8 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 {
 	long id = bpf_get_stackid(ctx, &stacks, flags);
 
-	if (id < 0 && id != -14 /* EFAULT: no user stack (kernel thread) */) {
-		__u32 zero = 0;
-		__u64 *n = bpf_map_lookup_elem(&stack_errs, &zero);
-		if (n)
-			*n += 1;
-	}
+	if (id < 0 && id != -14 /* EFAULT: no user stack (kernel thread) */)
+		count_in(&stack_errs, 0);
 	return id;
 }
 

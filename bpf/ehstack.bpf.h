@@ -383,9 +383,7 @@ static __always_inline __s32 eh_intern(struct ls_ev_ustack_eh *e, __u32 n, __u64
 		known = bpf_map_lookup_elem(&eh_ids, &hash);
 		if (known)
 			return *known;
-		__u64 *err = bpf_map_lookup_elem(&stack_errs, &zero);
-		if (err)
-			*err += 1;
+		count_in(&stack_errs, 0);
 		return -1;
 	}
 	fill_hdr(&e->h, LS_EV_USTACK_EH, 0);

@@ -148,11 +148,7 @@ static __always_inline int handle_retransmit(const struct sock *sk, const struct
 	if (!v)
 		return 0;
 	if (err) {
-		__u32 zero = 0;
-		__u64 *n = bpf_map_lookup_elem(&retrans_failed, &zero);
-
-		if (n)
-			*n += 1;
+		count_in(&retrans_failed, 0);
 		return 0;
 	}
 	held_take(v, false);

@@ -893,14 +893,10 @@ static __always_inline int sys_first(__u64 *ctx, const __u32 k)
 static __always_inline int sys_backup(__u64 *ctx, const __u32 k)
 {
 	__u32 key = k, *busy = bpf_map_lookup_elem(&sys_busy, &key);
-	__u64 *cov;
 
 	if (!busy || !*busy)
 		return 0; /* the first made this run */
-	key = k;
-	cov = bpf_map_lookup_elem(&sys_covered, &key);
-	if (cov)
-		*cov += 1;
+	count_in(&sys_covered, k);
 	return sys_run(ctx, k);
 }
 
