@@ -26,20 +26,42 @@ for i in range(100):
     open(f"{out}/flip{i:04d}", "wb").write(bytes(b))
 PY
 LOSS='lost|trailer|damage|corrupt|CRC|not a latsplit|shorter|unreadable|skipped'
-bad=() n=0 silent=() flame_silent=()
-for f in "$T"/cut* "$T"/flip*; do
-  n=$((n + 1))
+# one_file F: its four readings; what went wrong, a line each, in F.res
+# ("bad ...", "silent", "flame_silent"). Files run $(nproc) at a time: the
+# sanitizers' start-up is most of each run.
+one_file() {
+  local f=$1 cmd rc b
+  b=$(basename "$f")
+  : >"$f.res"
   for cmd in "dump" "report" "flame --kind latency" "flame --kind offcpu"; do
     # shellcheck disable=SC2086
-    timeout 10 "$SAN" $cmd "$f" >"$T/out" 2>"$T/err"; rc=$?
-    [[ $rc -eq 0 || $rc -eq 1 ]] || bad+=("$(basename "$f") $cmd: rc $rc $(grep -m1 -E 'ERROR|runtime error' "$T/err")")
+    timeout 10 "$SAN" $cmd "$f" >"$f.out" 2>"$f.err"; rc=$?
+    [[ $rc -eq 0 || $rc -eq 1 ]] || echo "bad $b $cmd: rc $rc $(grep -m1 -E 'ERROR|runtime error' "$f.err")" >>"$f.res"
+    # the loss is stated: dump's header comment (its output, either stream)
+    [[ $cmd == dump ]] && ! cat "$f.out" "$f.err" | grep -qiE "$LOSS" && echo silent >>"$f.res"
     # flame says what it could not draw, as report does
-    [[ $cmd == flame* ]] && ! grep -qiE "$LOSS" "$T/err" && flame_silent+=("$(basename "$f")")
+    [[ $cmd == flame* ]] && ! grep -qiE "$LOSS" "$f.err" && echo flame_silent >>"$f.res"
   done
-  # the loss is stated: dump's header comment or report's damage line
-  "$SAN" dump "$f" >"$T/dump" 2>&1   # a file, not a pipe: pipefail and grep -q's early exit
-  grep -qiE "$LOSS" "$T/dump" ||
-    silent+=("$(basename "$f")")
+  rm -f "$f.out" "$f.err"
+}
+bad=() n=0 silent=() flame_silent=()
+jobs_max=$(nproc)
+for f in "$T"/cut* "$T"/flip*; do
+  n=$((n + 1))
+  one_file "$f" &
+  while (( $(jobs -rp | wc -l) >= jobs_max )); do wait -n; done
+done
+wait
+for f in "$T"/cut* "$T"/flip*; do
+  [[ $f == *.res ]] && continue
+  b=$(basename "$f")
+  while IFS= read -r l; do
+    case $l in
+      bad\ *) bad+=("${l#bad }") ;;
+      silent) silent+=("$b") ;;
+      flame_silent) flame_silent+=("$b") ;;
+    esac
+  done <"$f.res"
 done
 check "truncate.asan: $n cut or flipped captures x dump, report, 2 flame kinds under ASan+UBSan: no crash, no hang; ${bad[*]:0:3}" \
   [ ${#bad[@]} -eq 0 ]
