@@ -141,6 +141,11 @@ struct io_inflight {
 	 * Apart from the call in flight: io_claim, which clears the rest,
 	 * runs only on the CPU, when no block is open. */
 	__u64 kblock_ts;
+	/* sched.bpf.c: the first wakeup since the thread last blocked, for
+	 * the switch that runs it to carry (0: none). io_claim clears it only
+	 * while the thread runs, when no wakeup is waiting for it. */
+	__u64 woken_ts;
+	__u32 waker_pid, waker_tid;
 };
 
 /* Task-local storage, not a hash by tid: a lookup is the task's own

@@ -17,11 +17,13 @@
 #include <linux/types.h>
 #endif
 
-#define LS_ABI_VERSION 6
+#define LS_ABI_VERSION 7
 /* The oldest ABI this build reads: 4 differs only in that its sock_io
  * records never carry a folded transmission (their `xmit` is zero); 4 and
  * 5 in that their sock_io records end at `xmit` (LS_SOCK_IO_SIZE_V5: the
- * reader widens them, no arrival folded). */
+ * reader widens them, no arrival folded); 4 to 6 in that their
+ * sched_switch records end at `next_comm` (LS_SCHED_SWITCH_SIZE_V6: the
+ * reader widens them, no wakeup folded). */
 #define LS_ABI_VERSION_MIN 4
 
 #define LS_COMM_LEN 16
@@ -100,7 +102,15 @@ struct ls_ev_sched_switch {
 	__s32 prev_kstack;
 	char prev_comm[LS_COMM_LEN];
 	char next_comm[LS_COMM_LEN];
+	/* ABI 7: next's wakeup, folded (tp_btf only): the first one since
+	 * next last blocked, next_woken_dt ns before ts, by waker_pid/tid, in
+	 * place of its own sched_wakeup record (0: none folded; a wakeup that
+	 * could not be kept for the switch-in is its own record as before) */
+	__u64 next_woken_dt;
+	__u32 waker_pid;
+	__u32 waker_tid;
 };
+#define LS_SCHED_SWITCH_SIZE_V6 88
 
 /* prev_kstack LS_STACK_LATER (ABI 5, record --offcpu-kernel-min-us): the
  * kernel stack of this block is taken when it ends, from the thread's saved

@@ -32,8 +32,16 @@ def ok(name, cond, detail=""):
     print(("PASS " if cond else "FAIL ") + name + (": " + detail if detail else ""))
 sw = [e for e in recs if e["type"] == "sched_switch" and (e["pid"] == epid or e["next_pid"] == epid)]
 ok("loopback.sched", len(sw) > 100, f"{len(sw)} sched_switch events of the engine")
+# a wakeup is its own record, or rides in the switch that runs the woken
+# thread (ABI 7, tp_btf: "woken_ns")
 wk = [e for e in recs if e["type"] == "sched_wakeup" and e["pid"] == epid]
-ok("loopback.wakeup", len(wk) > 10, f"{len(wk)} wakeups of engine threads")
+fw = [e for e in sw if e["next_pid"] == epid and e.get("woken_ns")]
+ok("loopback.wakeup", len(wk) + len(fw) > 10,
+   f"{len(wk)} wakeups of engine threads as records, {len(fw)} carried by the switch that ran them")
+# a folded wakeup comes before its switch-in, within the recording (its
+# waker may be 0/0: the idle task, a timer or an interrupt)
+bad = [e for e in fw if not (0 < e["woken_ns"] < 10**10 and "waker_tid" in e)]
+ok("loopback.wakeup_fold", not bad, f"{len(bad)} of {len(fw)} folded wakeups malformed: {bad[:2]}")
 st = [e for e in recs if e["type"] == "tcp_state" and e["local"].endswith(f":{port}")]
 est = {e["conn"] for e in st if e["new"] == "ESTABLISHED"}
 ok("loopback.tcp", len(est) >= 4, f"{len(est)} server connections reached ESTABLISHED")

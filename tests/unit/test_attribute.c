@@ -132,6 +132,119 @@ static uint64_t parts_sum(const uint64_t *sub, const uint64_t *comp)
 	return s + comp[LS_C_OTHER];
 }
 
+/* Every span the timeline tells, in telling order. */
+struct told {
+	struct {
+		int kind;
+		uint32_t tid;
+		uint64_t b, e;
+	} v[4096];
+	size_t n;
+};
+
+static void told_span(void *ctx, enum ls_span_kind kind, uint32_t tgid, uint32_t tid, uint64_t b,
+		      uint64_t e, const struct ls_hdr *rec)
+{
+	struct told *t = ctx;
+
+	(void)tgid;
+	(void)rec;
+	if (t->n < sizeof(t->v) / sizeof(t->v[0])) {
+		t->v[t->n].kind = kind;
+		t->v[t->n].tid = tid;
+		t->v[t->n].b = b;
+		t->v[t->n].e = e;
+		t->n++;
+	}
+}
+
+static int told_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(((struct told *)0)->v[0]));
+}
+
+/* A wakeup folded into the switch that runs the woken thread (ABI 7) tells
+ * the same spans as its own sched_wakeup record: three threads of process
+ * 100 take turns on one CPU with the idle task, blocking, being woken (some
+ * twice, some while still running) and preempted, in random order. */
+static void test_wakeup_fold(void **state)
+{
+	static struct told own, folded;
+	struct told *out[2] = {&own, &folded};
+
+	(void)state;
+	for (int fold = 0; fold < 2; fold++) {
+		struct ls_timeline *tl = group_timeline();
+		/* 600 random steps, then every thread woken is run (a folded
+		 * wakeup is told at its switch-in: at the end of a capture one
+		 * whose thread never ran again is not) */
+		struct ls_span_sink sink = {told_span, out[fold]};
+		uint64_t ts = 1000, kw[4] = {0}; /* the kernel's woken_ts (fold) */
+		uint32_t cur = 0; /* 0: idle */
+		bool asleep[4] = {false};
+		unsigned seed = 7;
+
+		memset(out[fold], 0, sizeof(*out[fold]));
+		ls_timeline_set_span_sink(tl, &sink);
+		for (int step = 0; step < 603; step++) {
+			uint32_t t = 1 + (seed = seed * 1103515245u + 12345u) % 3;
+			unsigned what = (seed >> 16) % 3;
+
+			if (step >= 600) { /* the end: thread 1, 2, 3 run if they can */
+				t = (uint32_t)(step - 599);
+				what = 2;
+			}
+
+			ts += 1000 + (seed >> 8) % 5000;
+			if (what == 0) { /* t woken: asleep, runnable or running */
+				struct ls_ev_sched_wakeup wk = {0};
+
+				asleep[t] = false;
+				if (fold) { /* kept for the switch-in: the first since it blocked */
+					if (!kw[t])
+						kw[t] = ts;
+					continue;
+				}
+				wk.h.type = LS_EV_SCHED_WAKEUP;
+				wk.h.size = sizeof(wk);
+				wk.h.ts = ts;
+				wk.h.pid = 100;
+				wk.h.tid = t;
+				ls_timeline_add(tl, &wk.h);
+				continue;
+			}
+			if (t == cur || asleep[t])
+				continue; /* running already, or asleep: not switched in */
+			struct ls_ev_sched_switch sw = {0};
+
+			sw.h.type = LS_EV_SCHED_SWITCH;
+			sw.h.size = sizeof(sw);
+			sw.h.ts = ts;
+			sw.h.pid = cur ? 100 : 0;
+			sw.h.tid = cur;
+			sw.prev_state = what == 1; /* 1: cur blocks, 2: it is preempted */
+			sw.next_pid = 100;
+			sw.next_tid = t;
+			if (fold && kw[t]) {
+				sw.next_woken_dt = ts - kw[t];
+				kw[t] = 0;
+			}
+			ls_timeline_add(tl, &sw.h);
+			if (cur && what == 1) {
+				asleep[cur] = true;
+				kw[cur] = 0; /* a wakeup while it ran ends no block */
+			}
+			cur = t;
+		}
+		ls_timeline_free(tl);
+	}
+	assert_true(own.n > 100);
+	assert_int_equal(own.n, folded.n);
+	qsort(own.v, own.n, sizeof(own.v[0]), told_cmp);
+	qsort(folded.v, folded.n, sizeof(folded.v[0]), told_cmp);
+	assert_memory_equal(own.v, folded.v, own.n * sizeof(own.v[0]));
+}
+
 static void test_precedence(void **state)
 {
 	struct ls_timeline *tl = group_timeline();
@@ -687,6 +800,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_wakeup_fold),
 		cmocka_unit_test(test_span_join),
 		cmocka_unit_test(test_gpu_busy_union),
 		cmocka_unit_test(test_batching),

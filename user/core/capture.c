@@ -489,7 +489,7 @@ struct ls_reader {
 	size_t colscap;
 	unsigned char *whole; /* an elided one's columns whole again */
 	size_t wholecap;
-	unsigned char *wide; /* an ABI 4/5 sock_io record widened to ABI 6's */
+	unsigned char *wide; /* an older ABI's record widened to this one's (widen) */
 	size_t raw_len, raw_off;
 	__u32 raw_nrec, raw_seen;
 	__u64 cur_span;
@@ -896,22 +896,36 @@ __u64 ls_reader_floor(struct ls_reader *r)
 
 _Static_assert(offsetof(struct ls_ev_sock_io, arrive_dt) == LS_SOCK_IO_SIZE_V5,
 	       "ABI 6 appends to the sock_io record of ABI 5");
+_Static_assert(offsetof(struct ls_ev_sched_switch, next_woken_dt) == LS_SCHED_SWITCH_SIZE_V6,
+	       "ABI 7 appends to the sched_switch record of ABI 6");
 
-/* An ABI 4/5 sock_io record as ABI 6 has it: no arrival folded (arrive_*
- * zero) and the payload after them. NULL: no memory (the record is lost). */
-static const struct ls_hdr *widen_sock_io(struct ls_reader *r, const struct ls_hdr *h)
+/* How long an older ABI's record of type t is where this one's is longer
+ * (fields appended, anything after them moved along), else 0. */
+static size_t old_size(__u32 abi, __u16 t)
 {
-	const size_t add = sizeof(struct ls_ev_sock_io) - LS_SOCK_IO_SIZE_V5;
+	if (abi < 6 && t == LS_EV_SOCK_IO)
+		return LS_SOCK_IO_SIZE_V5;
+	if (abi < 7 && t == LS_EV_SCHED_SWITCH)
+		return LS_SCHED_SWITCH_SIZE_V6;
+	return 0;
+}
+
+/* An older ABI's record (its fixed part `old` bytes) as this one has it:
+ * the appended fields zero (an ABI 4/5 sock_io: no arrival folded; an ABI
+ * 4-6 sched_switch: no wakeup folded) and its payload after them. NULL: no
+ * memory (the record is lost). */
+static const struct ls_hdr *widen(struct ls_reader *r, const struct ls_hdr *h, size_t old)
+{
+	const size_t add = ls_record_min_size(h->type) - old;
 	struct ls_hdr *w;
 
 	if (h->size + add > 0xffff)
 		return NULL;
 	if (!r->wide && !(r->wide = malloc(0x10000)))
 		return NULL;
-	memcpy(r->wide, h, LS_SOCK_IO_SIZE_V5);
-	memset(r->wide + LS_SOCK_IO_SIZE_V5, 0, add);
-	memcpy(r->wide + LS_SOCK_IO_SIZE_V5 + add, (const unsigned char *)h + LS_SOCK_IO_SIZE_V5,
-	       h->size - LS_SOCK_IO_SIZE_V5);
+	memcpy(r->wide, h, old);
+	memset(r->wide + old, 0, add);
+	memcpy(r->wide + old + add, (const unsigned char *)h + old, h->size - old);
 	w = (struct ls_hdr *)r->wide;
 	w->size = (__u16)(h->size + add);
 	return w;
@@ -923,14 +937,13 @@ int ls_reader_next(struct ls_reader *r, const struct ls_hdr **rec)
 		if (r->raw_seen < r->raw_nrec) {
 			size_t left = r->raw_len - r->raw_off;
 			const struct ls_hdr *h = (const struct ls_hdr *)(r->raw + r->raw_off);
-			bool v5_io = r->hdr.abi_version < 6 && left >= sizeof(*h) &&
-				     h->type == LS_EV_SOCK_IO;
+			size_t old = left >= sizeof(*h) ? old_size(r->hdr.abi_version, h->type) : 0;
 
 			/* A CRC-good frame with a bad record: the writer was broken
 			 * or the CRC collided. Distrust the rest of the frame. */
 			if (left < sizeof(*h) || h->size < sizeof(*h) || h->size > left ||
 			    (h->size & 7) ||
-			    h->size < (v5_io ? LS_SOCK_IO_SIZE_V5 : ls_record_min_size(h->type))) {
+			    h->size < (old ? old : ls_record_min_size(h->type))) {
 				r->st.frames_bad++;
 				r->st.frames_ok--;
 				r->st.records_lost += r->raw_nrec - r->raw_seen;
@@ -939,7 +952,7 @@ int ls_reader_next(struct ls_reader *r, const struct ls_hdr **rec)
 			}
 			r->raw_off += h->size;
 			r->raw_seen++;
-			if (v5_io && !(h = widen_sock_io(r, h))) {
+			if (old && !(h = widen(r, h, old))) {
 				r->st.records_lost++;
 				continue;
 			}

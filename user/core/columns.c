@@ -715,7 +715,7 @@ static int predict(unsigned char *recs, size_t len, uint32_t nrec, bool decode)
 			predict_sock_io(rec, s, decode);
 		else if (type == LS_EV_TCP_PROBE && size >= sizeof(struct ls_ev_tcp_probe))
 			predict_tcp_probe(rec, s, decode);
-		else if (type == LS_EV_SCHED_SWITCH && size >= sizeof(struct ls_ev_sched_switch))
+		else if (type == LS_EV_SCHED_SWITCH && size >= LS_SCHED_SWITCH_SIZE_V6)
 			predict_sched_switch(rec, s, decode);
 	}
 	free(s);

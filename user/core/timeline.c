@@ -288,6 +288,18 @@ void ls_timeline_note_pid(struct ls_timeline *tl, uint32_t pid)
 		group_add(tl, pid);
 }
 
+/* Thread t woken at ts (its sched_wakeup, or one folded into the switch
+ * that runs it: rec): a block ends there, and it waits for a CPU from then. */
+static void woken(struct ls_timeline *tl, struct thread *t, uint64_t ts, const struct ls_hdr *rec)
+{
+	if (t->blocked_since) {
+		tell(tl, LS_SPAN_BLOCKED, t->tgid, t->tid, t->blocked_since, ts, rec);
+		t->blocked_since = 0;
+	}
+	if (!t->on_since && !t->runnable_since)
+		t->runnable_since = ts;
+}
+
 static void on_switch(struct ls_timeline *tl, const struct ls_ev_sched_switch *e)
 {
 	uint64_t ts = e->h.ts;
@@ -308,6 +320,9 @@ static void on_switch(struct ls_timeline *tl, const struct ls_ev_sched_switch *e
 	}
 	if (e->next_tid) {
 		struct thread *n = thread_get(tl, e->next_tid, e->next_pid);
+		/* its wakeup, folded (ABI 7): as its own record would have been */
+		if (e->next_woken_dt && e->next_woken_dt <= ts)
+			woken(tl, n, ts - e->next_woken_dt, &e->h);
 		if (n->runnable_since) {
 			push_tspan(&tl->runnable, &tl->n_runnable, &tl->cap_runnable,
 				   n->runnable_since, ts, n->tgid, n->tid);
@@ -320,17 +335,8 @@ static void on_switch(struct ls_timeline *tl, const struct ls_ev_sched_switch *e
 
 static void on_wakeup(struct ls_timeline *tl, const struct ls_ev_sched_wakeup *e)
 {
-	struct thread *t;
-
-	if (!e->h.tid)
-		return;
-	t = thread_get(tl, e->h.tid, e->h.pid);
-	if (t->blocked_since) {
-		tell(tl, LS_SPAN_BLOCKED, t->tgid, t->tid, t->blocked_since, e->h.ts, &e->h);
-		t->blocked_since = 0;
-	}
-	if (!t->on_since && !t->runnable_since)
-		t->runnable_since = e->h.ts;
+	if (e->h.tid)
+		woken(tl, thread_get(tl, e->h.tid, e->h.pid), e->h.ts, &e->h);
 }
 
 static void gpu_stats_add(struct ls_timeline *tl, const struct ls_ev_gpu *e);

@@ -95,6 +95,10 @@ static bool body_sched(FILE *out, const struct ls_hdr *rec, bool json)
 		   "\"next_comm\":\"%s\"",
 		   "%s state=%lld ==> %u/%u %s", c1, (long long)e->prev_state, e->next_pid,
 		   e->next_tid, c2);
+		if (e->next_woken_dt) /* next's wakeup, folded here */
+			KV(",\"woken_ns\":%llu,\"waker_pid\":%u,\"waker_tid\":%u",
+			   " woken=-%lluns waker=%u/%u", (unsigned long long)e->next_woken_dt,
+			   e->waker_pid, e->waker_tid);
 		break;
 	}
 	case LS_EV_BLOCK_KSTACK: {

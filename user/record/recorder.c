@@ -703,6 +703,7 @@ int ls_recorder_on_record(void *ctx, void *data, size_t size)
 		use_stack(r, h->pid, e->ustack, e->kstack);
 	} else if (h->type == LS_EV_SCHED_SWITCH) {
 		const struct ls_ev_sched_switch *e = data;
+		r->wakeups_folded += e->next_woken_dt != 0;
 		if (e->prev_ustack >= 0 || e->prev_kstack >= 0)
 			use_stack(r, h->pid, e->prev_ustack, e->prev_kstack);
 	} else if (h->type == LS_EV_GPU_LAUNCH) {

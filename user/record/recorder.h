@@ -54,6 +54,7 @@ struct ls_recorder {
 	__u64 per_type[LS_REC_MAX];
 	__u64 xmit_folded; /* transmissions carried by a write's sock_io record (ABI 5) */
 	__u64 arrivals_folded; /* segment arrivals carried by a read's sock_io record (ABI 6) */
+	__u64 wakeups_folded; /* wakeups carried by the switch-in's sched_switch record (ABI 7) */
 	__u64 arrivals_unread; /* arrivals held to the end (no read took them): own records */
 	__u64 events;
 	__u64 request_heads; /* reads that began with a whole HTTP request line */

@@ -101,6 +101,9 @@ static void print_summary(const struct ls_recorder *r, const char *path, __u64 d
 	if (r->xmit_folded) /* emit by exception: one record, not two */
 		fprintf(stderr, "; tcp_xmit carried by the write's sock_io: %llu",
 			(unsigned long long)r->xmit_folded);
+	if (r->wakeups_folded)
+		fprintf(stderr, "; sched_wakeup carried by the switch-in's sched_switch: %llu",
+			(unsigned long long)r->wakeups_folded);
 	fprintf(stderr, "\n  %.2f MB raw -> %.2f MB on disk (%.1fx, zlib %d), %llu frames, %.1f bytes/event\n",
 		ws->raw_bytes / 1e6, ws->file_bytes / 1e6,
 		ws->file_bytes ? (double)ws->raw_bytes / ws->file_bytes : 0.0, level,
