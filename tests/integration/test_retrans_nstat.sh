@@ -12,10 +12,12 @@
 # kernel's counter is one segment ahead of the recorded retransmits on 6.18;
 # equality is what is seen in most runs). Not a kernel path without the
 # tracepoint: a tracefs instance on tcp:tcp_retransmit_skb saw the firing
-# latsplit lacks (err=0, in softirq on a CPU running an untracked process),
-# and in the runs that agreed, its firings for the server's port equalled
-# latsplit's records one for one. Why the program's run left no record is
-# open (see the session note).
+# latsplit lacks (err=0), and in the runs that agreed, its firings for the
+# server's port equalled latsplit's records one for one. The program did
+# not run for the missed firings (its bpf_stats run count was short by as
+# many) and the kernel counted no recursion miss; every one caught (4) was
+# in softirq interrupting the same thread of this machine's PID 1. Why the
+# kernel did not run the program there is open (see the session note).
 #
 # retrans.failed: the same under a 2 Mbit/s tbf on the server's link, whose
 # full queue refuses some retransmissions (the kernel counts their segments
