@@ -442,6 +442,11 @@ static size_t make_pred_frame(unsigned char *buf, size_t cap, uint32_t n, uint32
 			e->prev_state = (int64_t)(next(seed) % 3);
 			snprintf(e->prev_comm, sizeof(e->prev_comm), "w-%u", next(seed) % 5 ? tid : 99);
 			snprintf(e->next_comm, sizeof(e->next_comm), "w-%u", e->next_tid);
+			if (next(seed) % 2) { /* a folded wakeup (ABI 7) */
+				e->next_woken_dt = 1 + next(seed) % 100000;
+				e->waker_pid = 100 + (uint32_t)(next(seed) % 2);
+				e->waker_tid = e->waker_pid * 4 + (uint32_t)(next(seed) % 2);
+			}
 			h->type = LS_EV_SCHED_SWITCH;
 			h->size = sizeof(*e);
 		} else {
@@ -546,6 +551,47 @@ static void test_predict_fields(void **state)
 	assert_memory_equal(&f, &orig, sizeof(f));
 }
 
+/* A folded wakeup's waker (ABI 7) by the switched-in thread's last one; a
+ * switch of ABI 6's size (no such fields) keeps every byte past them. */
+static void test_predict_waker(void **state)
+{
+	struct ls_ev_sched_switch f[3] = {0}, orig[3];
+	(void)state;
+
+	for (int i = 0; i < 3; i++) {
+		f[i].h = (struct ls_hdr){.type = LS_EV_SCHED_SWITCH, .size = sizeof(f[i]), .pid = 50,
+					 .tid = 51};
+		f[i].next_pid = 50;
+		f[i].next_tid = 52;
+		f[i].next_woken_dt = 1000 + i;
+		f[i].waker_pid = 60;
+		f[i].waker_tid = 61;
+	}
+	f[2].waker_tid = 62;
+	orig[0] = f[0], orig[1] = f[1], orig[2] = f[2];
+	assert_int_equal(ls_predict_encode((unsigned char *)f, sizeof(f), 3), 0);
+	assert_int_equal(f[0].waker_pid, 60); /* nothing before it */
+	assert_int_equal(f[0].waker_tid, 61);
+	assert_int_equal(f[1].waker_pid | f[1].waker_tid, 0);
+	assert_int_equal(f[2].waker_tid, 61 ^ 62);
+	assert_int_equal(f[1].next_woken_dt, 1001); /* the key: never changed */
+	assert_int_equal(ls_predict_decode((unsigned char *)f, sizeof(f), 3), 0);
+	assert_memory_equal(f, orig, sizeof(f));
+
+	/* ABI 6's size: the 16 bytes after it are another record's, untouched */
+	unsigned char buf[2 * LS_SCHED_SWITCH_SIZE_V6], was[sizeof(buf)];
+	for (int i = 0; i < 2; i++) {
+		struct ls_ev_sched_switch e = orig[0];
+
+		e.h.size = LS_SCHED_SWITCH_SIZE_V6;
+		memcpy(buf + i * LS_SCHED_SWITCH_SIZE_V6, &e, LS_SCHED_SWITCH_SIZE_V6);
+	}
+	memcpy(was, buf, sizeof(buf));
+	assert_int_equal(ls_predict_encode(buf, sizeof(buf), 2), 0);
+	assert_int_equal(ls_predict_decode(buf, sizeof(buf), 2), 0);
+	assert_memory_equal(buf, was, sizeof(buf));
+}
+
 /* Records that do not add up are refused and left as they were; decoding
  * whatever bytes a damaged frame holds stays in bounds (ASan watches). */
 static void test_predict_malformed(void **state)
@@ -585,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_elide_roundtrip),
 		cmocka_unit_test(test_elide_damage),
 		cmocka_unit_test(test_predict_roundtrip),
+		cmocka_unit_test(test_predict_waker),
 		cmocka_unit_test(test_predict_fields),
 		cmocka_unit_test(test_predict_malformed),
 	};

@@ -547,6 +547,7 @@ struct who {
 
 struct thread_pred {
 	struct who who;           /* what the last sched_switch said of it */
+	uint32_t waker_pid, waker_tid; /* who woke it last (a folded wakeup, ABI 7) */
 	uint64_t conn_id, skaddr; /* its last sock_io's socket */
 	uint32_t fd;
 };
@@ -667,7 +668,8 @@ static void switch_xor(struct ls_ev_sched_switch *e, const struct who *p, const 
 	}
 }
 
-static void predict_sched_switch(struct ls_ev_sched_switch *e, struct pred_state *s, bool decode)
+static void predict_sched_switch(struct ls_ev_sched_switch *e, uint16_t size, struct pred_state *s,
+				 bool decode)
 {
 	struct thread_pred *p = thread_of(s, e->h.tid), *n = thread_of(s, e->next_tid);
 	struct who was_p = p->who, was_n = n->who; /* p may be n */
@@ -680,6 +682,20 @@ static void predict_sched_switch(struct ls_ev_sched_switch *e, struct pred_state
 	memcpy(n->who.comm, e->next_comm, LS_COMM_LEN);
 	if (!decode)
 		switch_xor(e, &was_p, &was_n);
+	/* ABI 7: a folded wakeup's waker XORed with next's last waker (a
+	 * thread is mostly woken by the same one); next_woken_dt is the key */
+	if (size >= sizeof(*e) && e->next_woken_dt) {
+		uint32_t wp = e->waker_pid, wt = e->waker_tid;
+
+		e->waker_pid ^= n->waker_pid;
+		e->waker_tid ^= n->waker_tid;
+		if (decode) {
+			wp = e->waker_pid;
+			wt = e->waker_tid;
+		}
+		n->waker_pid = wp;
+		n->waker_tid = wt;
+	}
 }
 
 static int predict(unsigned char *recs, size_t len, uint32_t nrec, bool decode)
@@ -716,7 +732,7 @@ static int predict(unsigned char *recs, size_t len, uint32_t nrec, bool decode)
 		else if (type == LS_EV_TCP_PROBE && size >= sizeof(struct ls_ev_tcp_probe))
 			predict_tcp_probe(rec, s, decode);
 		else if (type == LS_EV_SCHED_SWITCH && size >= LS_SCHED_SWITCH_SIZE_V6)
-			predict_sched_switch(rec, s, decode);
+			predict_sched_switch(rec, size, s, decode);
 	}
 	free(s);
 	return 0;

@@ -89,8 +89,10 @@ int ls_columns_expand(const unsigned char *in, size_t len, uint32_t nrec, unsign
  *                 connection's last tcp_probe's.
  *   sched_switch: prev's pid, prio and comm (by h.tid) and next's (by
  *                 next_tid) XORed with what the last sched_switch naming that
- *                 thread said of it.
- * Only records at least their type's full size are touched; the keys (tids,
+ *                 thread said of it; a folded wakeup's waker_pid/tid (ABI 7,
+ *                 next_woken_dt not 0) with next's last folded waker.
+ * Only records at least their type's full size are touched (a sched_switch
+ * of ABI 6's size: the fields it has); the keys (tids, next_woken_dt,
  * dir, and conn_id once the thread's XOR is undone) are what decoding
  * reads first. State starts empty in every frame (a frame
  * decodes alone) and holds up to LS_PREDICT_KEYS connections and threads;
