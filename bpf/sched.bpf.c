@@ -99,10 +99,10 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 	bool prev_tracked = tgid_tracked(prev_tgid), next_tracked = tgid_tracked(next_tgid);
 	bool defer = btf && kstack_min_ns && want_stacks;
 	/* prev's storage when it blocks, next's when it comes back: one lookup
-	 * each serves the write it may be in and its deferred kernel stack.
-	 * Reached through BTF pointers only (tp_btf): the raw_tp program
-	 * neither measures time asleep in writes (the loader says so) nor
-	 * defers kernel stacks. */
+	 * each serves the write it may be in, its deferred kernel stack and its
+	 * folded wakeup. Reached through BTF pointers only (tp_btf): the raw_tp
+	 * program neither measures time asleep in writes (the loader says so),
+	 * defers kernel stacks nor folds wakeups. */
 	struct io_inflight *ps = NULL, *ns = NULL;
 	bool late = false; /* the switch's record stamped after a kernel stack's */
 	__s64 state;
@@ -141,9 +141,9 @@ static __always_inline int handle_switch(void *ctx, struct task_struct *prev,
 	e->next_tid = KREAD(btf, next, pid);
 	e->prev_state = state;
 	e->prev_ustack = e->prev_kstack = -1;
-	e->next_woken_dt = 0;
-	e->waker_pid = e->waker_tid = 0;
-	if (ns && ns->woken_ts) { /* its wakeup rides here (handle_wakeup) */
+	/* next's wakeup rides here (handle_wakeup); none: the fields stay as
+	 * reserve zeroed them */
+	if (ns && ns->woken_ts) {
 		if (ns->woken_ts <= e->h.ts) {
 			e->next_woken_dt = e->h.ts - ns->woken_ts;
 			e->waker_pid = ns->waker_pid;
