@@ -44,16 +44,15 @@ one_file() {
   done
   rm -f "$f.out" "$f.err"
 }
-bad=() n=0 silent=() flame_silent=()
-jobs_max=$(nproc)
-for f in "$T"/cut* "$T"/flip*; do
-  n=$((n + 1))
+bad=() silent=() flame_silent=()
+files=("$T"/cut* "$T"/flip*)
+n=${#files[@]}
+for f in "${files[@]}"; do
   one_file "$f" &
-  while (( $(jobs -rp | wc -l) >= jobs_max )); do wait -n; done
+  while (( $(jobs -rp | wc -l) >= $(nproc) )); do wait -n; done
 done
 wait
-for f in "$T"/cut* "$T"/flip*; do
-  [[ $f == *.res ]] && continue
+for f in "${files[@]}"; do
   b=$(basename "$f")
   while IFS= read -r l; do
     case $l in

@@ -37,20 +37,26 @@ static void gpu(struct ls_timeline *tl, uint32_t kind, uint32_t copy, uint64_t b
 	ls_timeline_add(tl, &g.h);
 }
 
+/* Thread tid of process 100 woken at ts (its own sched_wakeup record). */
+static void wakeup(struct ls_timeline *tl, uint32_t tid, uint64_t ts)
+{
+	struct ls_ev_sched_wakeup wk = {0};
+
+	wk.h.type = LS_EV_SCHED_WAKEUP;
+	wk.h.size = sizeof(wk);
+	wk.h.ts = ts;
+	wk.h.pid = 100;
+	wk.h.tid = tid;
+	ls_timeline_add(tl, &wk.h);
+}
+
 /* Thread tid of process 100 runs [b, e); runnable from w (0: no wakeup). */
 static void cpu(struct ls_timeline *tl, uint32_t tid, uint64_t w, uint64_t b, uint64_t e)
 {
-	struct ls_ev_sched_wakeup wk = {0};
 	struct ls_ev_sched_switch in = {0}, out = {0};
 
-	if (w) {
-		wk.h.type = LS_EV_SCHED_WAKEUP;
-		wk.h.size = sizeof(wk);
-		wk.h.ts = w;
-		wk.h.pid = 100;
-		wk.h.tid = tid;
-		ls_timeline_add(tl, &wk.h);
-	}
+	if (w)
+		wakeup(tl, tid, w);
 	in.h.type = out.h.type = LS_EV_SCHED_SWITCH;
 	in.h.size = out.h.size = sizeof(in);
 	in.h.ts = b;
@@ -175,9 +181,6 @@ static void test_wakeup_fold(void **state)
 	(void)state;
 	for (int fold = 0; fold < 2; fold++) {
 		struct ls_timeline *tl = group_timeline();
-		/* 600 random steps, then every thread woken is run (a folded
-		 * wakeup is told at its switch-in: at the end of a capture one
-		 * whose thread never ran again is not) */
 		struct ls_span_sink sink = {told_span, out[fold]};
 		uint64_t ts = 1000, kw[4] = {0}; /* the kernel's woken_ts (fold) */
 		uint32_t cur = 0; /* 0: idle */
@@ -186,6 +189,9 @@ static void test_wakeup_fold(void **state)
 
 		memset(out[fold], 0, sizeof(*out[fold]));
 		ls_timeline_set_span_sink(tl, &sink);
+		/* 600 random steps, then every thread woken is run (a folded
+		 * wakeup is told at its switch-in: at the end of a capture one
+		 * whose thread never ran again is not) */
 		for (int step = 0; step < 603; step++) {
 			uint32_t t = 1 + (seed = seed * 1103515245u + 12345u) % 3;
 			unsigned what = (seed >> 16) % 3;
@@ -197,20 +203,11 @@ static void test_wakeup_fold(void **state)
 
 			ts += 1000 + (seed >> 8) % 5000;
 			if (what == 0) { /* t woken: asleep, runnable or running */
-				struct ls_ev_sched_wakeup wk = {0};
-
 				asleep[t] = false;
-				if (fold) { /* kept for the switch-in: the first since it blocked */
-					if (!kw[t])
-						kw[t] = ts;
-					continue;
-				}
-				wk.h.type = LS_EV_SCHED_WAKEUP;
-				wk.h.size = sizeof(wk);
-				wk.h.ts = ts;
-				wk.h.pid = 100;
-				wk.h.tid = t;
-				ls_timeline_add(tl, &wk.h);
+				if (!fold)
+					wakeup(tl, t, ts);
+				else if (!kw[t]) /* kept for the switch-in: the first since it blocked */
+					kw[t] = ts;
 				continue;
 			}
 			if (t == cur || asleep[t])
