@@ -38,10 +38,22 @@ wk = [e for e in recs if e["type"] == "sched_wakeup" and e["pid"] == epid]
 fw = [e for e in sw if e["next_pid"] == epid and e.get("woken_ns")]
 ok("loopback.wakeup", len(wk) + len(fw) > 10,
    f"{len(wk)} wakeups of engine threads as records, {len(fw)} carried by the switch that ran them")
-# a folded wakeup comes before its switch-in, within the recording (its
-# waker may be 0/0: the idle task, a timer or an interrupt)
-bad = [e for e in fw if not (0 < e["woken_ns"] < 10**10 and "waker_tid" in e)]
-ok("loopback.wakeup_fold", not bad, f"{len(bad)} of {len(fw)} folded wakeups malformed: {bad[:2]}")
+# a folded wakeup ends the block its thread's last switch-out began: it
+# lies between that blocking switch-out and the switch-in carrying it (a
+# wakeup kept from before the block would lie earlier). Its waker may be
+# 0/0: the idle task, a timer or an interrupt.
+last_out, bad, checked = {}, [], 0
+for e in sw:  # dump's time order
+    if e.get("woken_ns") and e["next_pid"] == epid:
+        out = last_out.get(e["next_tid"])
+        if out and out["prev_state"] != 0:
+            checked += 1
+            if not (out["ts"] <= e["ts"] - e["woken_ns"] <= e["ts"] and "waker_tid" in e):
+                bad.append((out["ts"], e["ts"] - e["woken_ns"], e["ts"]))
+    if e["pid"] == epid:
+        last_out[e["tid"]] = e
+ok("loopback.wakeup_fold", checked > 10 and not bad,
+   f"{len(bad)} of {checked} folded wakeups after a blocking switch-out outside [switch-out, switch-in]: {bad[:2]}")
 st = [e for e in recs if e["type"] == "tcp_state" and e["local"].endswith(f":{port}")]
 est = {e["conn"] for e in st if e["new"] == "ESTABLISHED"}
 ok("loopback.tcp", len(est) >= 4, f"{len(est)} server connections reached ESTABLISHED")
