@@ -21,7 +21,9 @@
 
 #define MS 1000000ull
 
-static void gpu(struct ls_timeline *tl, uint32_t kind, uint32_t copy, uint64_t b, uint64_t e)
+/* Device work [b, e) that thread tid of process 100 launched. */
+static void gpu_by(struct ls_timeline *tl, uint32_t tid, uint32_t kind, uint32_t copy, uint64_t b,
+		   uint64_t e)
 {
 	struct ls_ev_gpu g = {0};
 
@@ -29,12 +31,18 @@ static void gpu(struct ls_timeline *tl, uint32_t kind, uint32_t copy, uint64_t b
 	g.h.size = sizeof(g);
 	g.h.ts = e;
 	g.h.pid = 100;
+	g.h.tid = tid;
 	g.kind = kind;
 	g.copy_kind = copy;
 	g.source = LS_GPU_SRC_SIMULATED;
 	g.start_ns = b;
 	g.end_ns = e;
 	ls_timeline_add(tl, &g.h);
+}
+
+static void gpu(struct ls_timeline *tl, uint32_t kind, uint32_t copy, uint64_t b, uint64_t e)
+{
+	gpu_by(tl, 0, kind, copy, b, e);
 }
 
 /* Thread tid of process 100 woken at ts (its own sched_wakeup record). */
@@ -588,6 +596,34 @@ static void test_inferred_sched_not_streaming(void **state)
 	ls_timeline_free(tl);
 }
 
+/* Not streaming, the GPU idle at T_read: the request is admitted when the
+ * thread driving the GPU next runs (asleep, then waiting for a CPU: the
+ * engine's queue, as its own `scheduled` event would say), but never after
+ * the next step began. Fails with T_sched left at T_read. */
+static void test_inferred_sched_launcher_waits(void **state)
+{
+	struct ls_request r = req(1, 1, 3 * MS, 20 * MS, 21 * MS, 21 * MS);
+	struct ls_split s;
+
+	(void)state;
+	r.streaming = false;
+	for (int cap = 0; cap < 2; cap++) {
+		struct ls_timeline *tl = group_timeline();
+		cpu(tl, 7, 0, 1 * MS, 2 * MS);             /* the launcher's previous run */
+		cpu(tl, 7, 3 * MS, 5 * MS, 5 * MS + 100);  /* woken by the submit, runs at 5 */
+		gpu_by(tl, 7, LS_GPU_KERNEL, 0, 1 * MS, 2 * MS);
+		/* the step that serves it; with cap, one that starts before 5 */
+		gpu_by(tl, 7, LS_GPU_KERNEL, 0, cap ? 4 * MS : 6 * MS, 19 * MS);
+		ls_timeline_finish(tl, &r, 1);
+		ls_attribute(&r, tl, NULL, &s);
+		assert_string_equal(s.engine_source, "inferred");
+		assert_int_equal(s.t_sched, cap ? 4 * MS : 5 * MS);
+		assert_int_equal(s.sub[LS_S_Q_ENGINE], s.t_sched - 3 * MS);
+		assert_int_equal(parts_sum(s.sub, s.comp), s.total);
+		ls_timeline_free(tl);
+	}
+}
+
 static void test_aborted(void **state)
 {
 	struct ls_timeline *tl = group_timeline();
@@ -806,6 +842,7 @@ int main(void)
 		cmocka_unit_test(test_missing_sources_are_null),
 		cmocka_unit_test(test_inferred_sched),
 		cmocka_unit_test(test_inferred_sched_not_streaming),
+		cmocka_unit_test(test_inferred_sched_launcher_waits),
 		cmocka_unit_test(test_inferred_sched_writer_awake),
 		cmocka_unit_test(test_preemption_and_join),
 		cmocka_unit_test(test_aborted),

@@ -959,6 +959,20 @@ static uint64_t woken_before(const struct ls_timeline *tl, uint32_t tid, uint64_
 	return t;
 }
 
+/* The first instant at or after t when the thread driving the GPU was on a
+ * CPU (t when it was, or when its runs are unknown): its scheduler admits
+ * nothing while it sleeps or waits for a CPU. */
+static uint64_t launcher_runs(const struct ls_timeline *tl, uint64_t t)
+{
+	const struct ls_spans *on = &tl->launcher_oncpu;
+	size_t k;
+
+	if (!on->n)
+		return t;
+	k = ls_spans_seek(on, t);
+	return k < on->n && on->v[k].b > t ? on->v[k].b : t;
+}
+
 uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first,
 				 uint32_t first_tid)
 {
@@ -990,13 +1004,7 @@ uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, 
 	 * admits at step boundaries, before the step's host work — once the
 	 * thread driving the GPU gets a CPU to run its scheduler. */
 	uint64_t prev_end = lo >= 2 ? tl->busy.v[lo - 2].e : 0;
-	uint64_t t = prev_end > t_read ? prev_end : t_read;
-	const struct ls_spans *on = &tl->launcher_oncpu;
-	if (on->n) {
-		size_t k = ls_spans_seek(on, t);
-		if (k < on->n && on->v[k].b > t)
-			t = on->v[k].b; /* it was waiting for a CPU until then */
-	}
+	uint64_t t = launcher_runs(tl, prev_end > t_read ? prev_end : t_read);
 	return t < s->b ? t : s->b;
 }
 
@@ -1007,9 +1015,12 @@ uint64_t ls_timeline_next_boundary(const struct ls_timeline *tl, uint64_t t_read
 	if (!tl->busy.n || !t_read)
 		return 0;
 	i = ls_spans_seek(&tl->busy, t_read);
+	uint64_t t = t_read;
 	if (i < tl->busy.n && tl->busy.v[i].b <= t_read)
-		return tl->busy.v[i].e;
-	return t_read;
+		t = tl->busy.v[i++].e;
+	/* admitted once the launcher runs, but before the next step starts */
+	t = launcher_runs(tl, t);
+	return i < tl->busy.n && tl->busy.v[i].b < t ? tl->busy.v[i].b : t;
 }
 
 void ls_timeline_free(struct ls_timeline *tl)

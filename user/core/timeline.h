@@ -158,7 +158,10 @@ uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, 
 				 uint32_t first_tid);
 /* For a non-streaming response the first write follows the last token, so
  * T_first says nothing about scheduling: assume the next step boundary at or
- * after t_read (the end of the busy period t_read falls in, else t_read). */
+ * after t_read (the end of the busy period t_read falls in, else t_read),
+ * once the thread driving the GPU is on a CPU there (a scheduler asleep or
+ * waiting for a CPU admits nothing), but not after the next busy period's
+ * start. */
 uint64_t ls_timeline_next_boundary(const struct ls_timeline *tl, uint64_t t_read);
 
 /* Spans: add (unsorted, overlapping allowed) then normalise. */
