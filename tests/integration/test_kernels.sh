@@ -65,7 +65,8 @@ echo "=== end"
 poweroff -f
 EOF
 chmod +x "$R/init"
-(cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$T/initrd.gz"
+INITRD=$T/initrd.gz
+(cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$INITRD"
 
 # boot: qemu in the background, watched. The guest must print its uname within
 # BOOT_S (a KVM that is offered but hangs under nested virtualisation, as on
@@ -122,7 +123,7 @@ boot() { # ACCEL_NAME ARGS...
   local boot_s=${BOOT_S:-120} run_s=${RUN_S:-420} t0 pid
   : >"$T/console.log"
   t0=$(date +%s)
-  "$QEMU" "$@" -m 1024 -smp 2 -kernel "$KERNEL" -initrd "$T/initrd.gz" \
+  "$QEMU" "$@" -m 1024 -smp 2 -kernel "$KERNEL" -initrd "$INITRD" \
     -append "console=ttyS0 quiet panic=-1 mitigations=off nokaslr tsc=reliable${APPEND_EXTRA:+ $APPEND_EXTRA}" -nographic -no-reboot \
     -monitor "unix:$T/monitor.sock,server=on,wait=off" \
     >"$T/console.log" 2>&1 </dev/null 3>&- &
@@ -236,6 +237,12 @@ PY
 # attaches backups there from the start; runs still skipped are counted by
 # the report ("probe runs the kernel skipped") and may cost requests under
 # qemu's emulation; 6.1 and 6.12 rebuild 40 of 40.
-for k in ${KERNELS:-bookworm:kernel61 trixie:kernel612 forky:kernel7}; do
-  run_kernel "${k%%:*}" "${k#*:}"
+# The guests boot side by side (under TCG each qemu is one thread), each with
+# its own scratch dir (console, monitor socket); their lines print in order.
+KERNELS=${KERNELS:-bookworm:kernel61 trixie:kernel612 forky:kernel7}
+for k in $KERNELS; do
+  mkdir -p "$T/${k#*:}"
+  (T=$T/${k#*:}; run_kernel "${k%%:*}" "${k#*:}") >"$T/${k#*:}.out" 2>&1 &
 done
+wait
+for k in $KERNELS; do cat "$T/${k#*:}.out"; done
