@@ -75,6 +75,18 @@ mount -t proc proc "$CHROOT/proc"; mounted+=("$CHROOT/proc")
 bind /sys "$CHROOT/sys" --rbind
 bind /dev "$CHROOT/dev" --rbind
 mount --make-rslave "$CHROOT/sys"; mount --make-rslave "$CHROOT/dev"
+# What the tests download from Debian's archive and npm as fixtures (the
+# kernels the qemu test boots, the Python and engine roots, the OTLP
+# decoder) is shared with this tree's build/: whichever run comes first
+# (CI: this one, in the chroot) fetches them, the others reuse them;
+# each is rebuilt when it is not whole, as on any machine. The set-up
+# itself (packages, build) is never shared. FRESH_FIXTURES=own: fetch all.
+if [[ ${FRESH_FIXTURES:-shared} != own ]]; then
+  for d in kernels chroots npm; do
+    mkdir -p "$ROOT/build/$d" "$CHROOT/root/latsplit/build/$d"
+    bind "$ROOT/build/$d" "$CHROOT/root/latsplit/build/$d"
+  done
+fi
 
 # The README's set-up: the two lines of its first sh block, comments removed.
 mapfile -t setup < <(awk '/^```sh/ {f = 1; next} /^```/ {if (f) exit} f' README.md |
