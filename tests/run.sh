@@ -15,10 +15,20 @@ unit_only=0
 log_dir=build/test-logs
 mkdir -p "$log_dir"
 
+# Unit binaries (CPU only, no timing) run $(nproc) at a time, each into its
+# log; they are read back in order.
+units=()
 for t in build/tests/test_*; do
   [[ -x $t ]] || continue
+  units+=("$t")
   name=$(basename "$t")
-  out=$("$t" 2>&1); rc=$?
+  { "$t" >"$log_dir/$name.log" 2>&1; echo $? >"$log_dir/$name.rc"; } &
+  while (( $(jobs -rp | wc -l) >= $(nproc) )); do wait -n; done
+done
+wait
+for t in ${units[@]+"${units[@]}"}; do
+  name=$(basename "$t")
+  out=$(cat "$log_dir/$name.log"); rc=$(cat "$log_dir/$name.rc")
   ok=$(grep -c '^\[       OK \]' <<<"$out")
   run=$(grep -c '^\[ RUN      \]' <<<"$out")
   sk=$(grep -c '^\[  SKIPPED \]' <<<"$out")
@@ -26,7 +36,7 @@ for t in build/tests/test_*; do
   bad=$((run - ok - sk))   # a test that crashed never prints OK
   if [[ $rc -ne 0 && $bad -eq 0 ]]; then bad=1; fi   # crash or sanitizer abort
   passed=$((passed + ok)); failed=$((failed + bad))
-  echo "$out" > "$log_dir/$name.log"
+  rm -f "$log_dir/$name.rc"
   if [[ $rc -ne 0 ]]; then
     echo "FAIL unit/$name (rc=$rc, log: $log_dir/$name.log)"
     fails+=("unit/$name: rc=$rc, $(grep -m1 -E 'FAILED|ERROR|error' <<<"$out")")
@@ -45,14 +55,22 @@ if [[ ! -x build/tests/test_cupti ]]; then
 fi
 
 # fuzz NAME MAX_LEN SEEDS [ARGS...]: build/fuzz-NAME briefly (make fuzz runs
-# it longer), one check.
+# it longer), one check; started $(nproc) at a time (each its own core for
+# FUZZ_SECONDS), then read back in order by fuzz_result.
+fuzzed=()
 fuzz() {
-  local name=$1 max_len=$2 seeds=$3 out rc runs; shift 3
+  local name=$1 max_len=$2 seeds=$3; shift 3
   [[ -x build/fuzz-$name ]] || return 0
   mkdir -p "build/fuzz-$name-corpus"
-  out=$(build/fuzz-$name -max_total_time=${FUZZ_SECONDS:-15} -max_len=$max_len "$@" \
-    "build/fuzz-$name-corpus" "$seeds" 2>&1); rc=$?
-  echo "$out" > "$log_dir/fuzz-$name.log"
+  fuzzed+=("$name")
+  { build/fuzz-$name -max_total_time=${FUZZ_SECONDS:-15} -max_len=$max_len "$@" \
+      "build/fuzz-$name-corpus" "$seeds" >"$log_dir/fuzz-$name.log" 2>&1
+    echo $? >"$log_dir/fuzz-$name.rc"; } &
+  while (( $(jobs -rp | wc -l) >= $(nproc) )); do wait -n; done
+}
+fuzz_result() {
+  local name=$1 out rc runs
+  out=$(cat "$log_dir/fuzz-$name.log"); rc=$(cat "$log_dir/fuzz-$name.rc"); rm -f "$log_dir/fuzz-$name.rc"
   runs=$(grep -o 'Done [0-9]* runs' <<<"$out" | tail -1)
   if [[ $rc -eq 0 ]]; then passed=$((passed + 1)); echo "PASS fuzz/$name ($runs)"
   else failed=$((failed + 1)); fails+=("fuzz/$name: see $log_dir/fuzz-$name.log"); echo "FAIL fuzz/$name (log: $log_dir/fuzz-$name.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi
@@ -60,6 +78,8 @@ fuzz() {
 fuzz http 4096 tests/fuzz/seeds           # the HTTP/1.1 parser
 fuzz h2 4096 tests/fuzz/seeds-h2          # the HTTP/2 frame reader and scrubber
 fuzz capture 8192 tests/fuzz/capture-seeds -timeout=10 # reader, formatters, analysis core
+wait
+for f in ${fuzzed[@]+"${fuzzed[@]}"}; do fuzz_result "$f"; done
 
 if [[ $unit_only -eq 0 ]]; then
   for t in tests/integration/test_*.sh; do
