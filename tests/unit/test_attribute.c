@@ -473,6 +473,29 @@ static void test_inferred_sched_writer_awake(void **state)
 	ls_timeline_free(tl);
 }
 
+/* The writer of the first token was woken just after the read (a lock's
+ * hand-over) and then waited for a CPU until after the token was ready:
+ * that wake precedes every step since the read, so it is not the token's,
+ * and the write marks it. Fails with no T_sched at all. */
+static void test_inferred_sched_writer_woken_early(void **state)
+{
+	struct ls_timeline *tl = group_timeline();
+	struct ls_request r = req(1, 1, 1 * MS, 9 * MS, 12 * MS, 12 * MS);
+	struct ls_split s;
+
+	(void)state;
+	r.first_tid = 7;
+	cpu(tl, 7, 1 * MS + MS / 2, 8 * MS + MS / 2, 10 * MS); /* woken at 1.5, runs at 8.5 */
+	gpu(tl, LS_GPU_KERNEL, 0, 2 * MS, 4 * MS);
+	gpu(tl, LS_GPU_KERNEL, 0, 5 * MS, 8 * MS); /* the step before T_first */
+	ls_timeline_finish(tl, &r, 1);
+	ls_attribute(&r, tl, NULL, &s);
+	assert_string_equal(s.engine_source, "inferred");
+	assert_int_equal(s.t_sched, 4 * MS);
+	assert_int_equal(parts_sum(s.sub, s.comp), s.total);
+	ls_timeline_free(tl);
+}
+
 /* Preemption is counted; T_sched is the first scheduling; a re-used engine
  * id after an arrival is a new request; the join by time needs no id. */
 static void test_preemption_and_join(void **state)
@@ -844,6 +867,7 @@ int main(void)
 		cmocka_unit_test(test_inferred_sched_not_streaming),
 		cmocka_unit_test(test_inferred_sched_launcher_waits),
 		cmocka_unit_test(test_inferred_sched_writer_awake),
+		cmocka_unit_test(test_inferred_sched_writer_woken_early),
 		cmocka_unit_test(test_preemption_and_join),
 		cmocka_unit_test(test_aborted),
 		cmocka_unit_test(test_hop_join),

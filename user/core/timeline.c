@@ -976,7 +976,8 @@ static uint64_t launcher_runs(const struct ls_timeline *tl, uint64_t t)
 uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first,
 				 uint32_t first_tid)
 {
-	size_t lo = 0, hi = tl->busy.n;
+	uint64_t t_write = t_first;
+	size_t lo;
 
 	if (!t_first || !tl->busy.n)
 		return 0;
@@ -988,13 +989,12 @@ uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, 
 		if (w > t_read)
 			t_first = w;
 	}
-	while (lo < hi) { /* first busy period ending after t_first */
-		size_t mid = (lo + hi) / 2;
-		if (tl->busy.v[mid].e <= t_first)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = ls_spans_seek(&tl->busy, t_first); /* the busy periods over by then */
+	if ((!lo || tl->busy.v[lo - 1].e < t_read) && t_first != t_write)
+		/* woken before any step since T_read was over: not the token's
+		 * hand-over (a lock's, and then it waited for a CPU past the
+		 * token), so the write stands */
+		lo = ls_spans_seek(&tl->busy, t_first = t_write);
 	if (!lo)
 		return 0;
 	const struct ls_span *s = &tl->busy.v[lo - 1];

@@ -153,7 +153,8 @@ void ls_timeline_join_peek(struct ls_timeline *tl, const struct ls_request *reqs
  * t_read nor after the producing period's start. 0 without GPU data.
  * When the writing thread (first_tid) waited for a CPU before the write, the
  * token was ready when it was woken: that time, not the write, is used
- * (unless it woke before t_read: it never slept, and the write stands). */
+ * (unless it woke before t_read: it never slept, and the write stands; or
+ * before any step since t_read was over: that wake was not the token's). */
 uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first,
 				 uint32_t first_tid);
 /* For a non-streaming response the first write follows the last token, so
