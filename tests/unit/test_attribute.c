@@ -451,41 +451,17 @@ static void test_inferred_sched(void **state)
 	ls_timeline_free(tl);
 }
 
-/* The writer of the first token never slept between T_read and T_first (it
- * found the token ready): its last wakeup is before the read and says
- * nothing; the step that ended before T_first is still found. */
-static void test_inferred_sched_writer_awake(void **state)
+/* The first token's writer (tid 7, runnable from w, on a CPU [b, 10 ms));
+ * steps [2, 4] and [5, 8] ms, T_read 1, T_first 9: the step before T_first
+ * is found, so T_sched is 4 ms. */
+static void writer_case(uint64_t w, uint64_t b)
 {
 	struct ls_timeline *tl = group_timeline();
 	struct ls_request r = req(1, 1, 1 * MS, 9 * MS, 12 * MS, 12 * MS);
 	struct ls_split s;
 
-	(void)state;
 	r.first_tid = 7;
-	cpu(tl, 7, MS / 4, MS / 2, 10 * MS); /* woken before the read, ran throughout */
-	gpu(tl, LS_GPU_KERNEL, 0, 3 * MS, 4 * MS);
-	gpu(tl, LS_GPU_KERNEL, 0, 6 * MS, 8 * MS); /* the step before T_first */
-	ls_timeline_finish(tl, &r, 1);
-	ls_attribute(&r, tl, NULL, &s);
-	assert_string_equal(s.engine_source, "inferred");
-	assert_int_equal(s.t_sched, 4 * MS);
-	assert_int_equal(parts_sum(s.sub, s.comp), s.total);
-	ls_timeline_free(tl);
-}
-
-/* The writer of the first token was woken just after the read (a lock's
- * hand-over) and then waited for a CPU until after the token was ready:
- * that wake precedes every step since the read, so it is not the token's,
- * and the write marks it. Fails with no T_sched at all. */
-static void test_inferred_sched_writer_woken_early(void **state)
-{
-	struct ls_timeline *tl = group_timeline();
-	struct ls_request r = req(1, 1, 1 * MS, 9 * MS, 12 * MS, 12 * MS);
-	struct ls_split s;
-
-	(void)state;
-	r.first_tid = 7;
-	cpu(tl, 7, 1 * MS + MS / 2, 8 * MS + MS / 2, 10 * MS); /* woken at 1.5, runs at 8.5 */
+	cpu(tl, 7, w, b, 10 * MS);
 	gpu(tl, LS_GPU_KERNEL, 0, 2 * MS, 4 * MS);
 	gpu(tl, LS_GPU_KERNEL, 0, 5 * MS, 8 * MS); /* the step before T_first */
 	ls_timeline_finish(tl, &r, 1);
@@ -494,6 +470,24 @@ static void test_inferred_sched_writer_woken_early(void **state)
 	assert_int_equal(s.t_sched, 4 * MS);
 	assert_int_equal(parts_sum(s.sub, s.comp), s.total);
 	ls_timeline_free(tl);
+}
+
+/* The writer never slept between T_read and T_first (it found the token
+ * ready): its last wakeup is before the read and says nothing. */
+static void test_inferred_sched_writer_awake(void **state)
+{
+	(void)state;
+	writer_case(MS / 4, MS / 2);
+}
+
+/* The writer was woken just after the read (a lock's hand-over) and then
+ * waited for a CPU until after the token was ready: that wake precedes
+ * every step since the read, so it is not the token's, and the write marks
+ * it. Fails with no T_sched at all. */
+static void test_inferred_sched_writer_woken_early(void **state)
+{
+	(void)state;
+	writer_case(1 * MS + MS / 2, 8 * MS + MS / 2);
 }
 
 /* Preemption is counted; T_sched is the first scheduling; a re-used engine
