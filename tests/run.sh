@@ -15,20 +15,29 @@ unit_only=0
 log_dir=build/test-logs
 mkdir -p "$log_dir"
 
-# Unit binaries (CPU only, no timing) run $(nproc) at a time, each into its
-# log; they are read back in order.
+# bg_run NAME CMD...: CMD in the background, $(nproc) at a time, its output
+# into $log_dir/NAME.log and its status into NAME.rc; bg_result NAME (after
+# wait) sets out and rc from them. Unit binaries and fuzzers are CPU-only
+# and untimed: they run side by side and are read back in order.
+bg_run() {
+  local name=$1; shift
+  { "$@" >"$log_dir/$name.log" 2>&1; echo $? >"$log_dir/$name.rc"; } &
+  while (( $(jobs -rp | wc -l) >= $(nproc) )); do wait -n; done
+}
+bg_result() {
+  out=$(cat "$log_dir/$1.log"); rc=$(cat "$log_dir/$1.rc"); rm -f "$log_dir/$1.rc"
+}
+
 units=()
 for t in build/tests/test_*; do
   [[ -x $t ]] || continue
   units+=("$t")
-  name=$(basename "$t")
-  { "$t" >"$log_dir/$name.log" 2>&1; echo $? >"$log_dir/$name.rc"; } &
-  while (( $(jobs -rp | wc -l) >= $(nproc) )); do wait -n; done
+  bg_run "$(basename "$t")" "$t"
 done
 wait
 for t in ${units[@]+"${units[@]}"}; do
   name=$(basename "$t")
-  out=$(cat "$log_dir/$name.log"); rc=$(cat "$log_dir/$name.rc")
+  bg_result "$name"
   ok=$(grep -c '^\[       OK \]' <<<"$out")
   run=$(grep -c '^\[ RUN      \]' <<<"$out")
   sk=$(grep -c '^\[  SKIPPED \]' <<<"$out")
@@ -36,7 +45,6 @@ for t in ${units[@]+"${units[@]}"}; do
   bad=$((run - ok - sk))   # a test that crashed never prints OK
   if [[ $rc -ne 0 && $bad -eq 0 ]]; then bad=1; fi   # crash or sanitizer abort
   passed=$((passed + ok)); failed=$((failed + bad))
-  rm -f "$log_dir/$name.rc"
   if [[ $rc -ne 0 ]]; then
     echo "FAIL unit/$name (rc=$rc, log: $log_dir/$name.log)"
     fails+=("unit/$name: rc=$rc, $(grep -m1 -E 'FAILED|ERROR|error' <<<"$out")")
@@ -55,22 +63,20 @@ if [[ ! -x build/tests/test_cupti ]]; then
 fi
 
 # fuzz NAME MAX_LEN SEEDS [ARGS...]: build/fuzz-NAME briefly (make fuzz runs
-# it longer), one check; started $(nproc) at a time (each its own core for
-# FUZZ_SECONDS), then read back in order by fuzz_result.
+# it longer), one check, by bg_run (each its own core for FUZZ_SECONDS);
+# fuzz_result NAME reads it back.
 fuzzed=()
 fuzz() {
   local name=$1 max_len=$2 seeds=$3; shift 3
   [[ -x build/fuzz-$name ]] || return 0
   mkdir -p "build/fuzz-$name-corpus"
   fuzzed+=("$name")
-  { build/fuzz-$name -max_total_time=${FUZZ_SECONDS:-15} -max_len=$max_len "$@" \
-      "build/fuzz-$name-corpus" "$seeds" >"$log_dir/fuzz-$name.log" 2>&1
-    echo $? >"$log_dir/fuzz-$name.rc"; } &
-  while (( $(jobs -rp | wc -l) >= $(nproc) )); do wait -n; done
+  bg_run "fuzz-$name" build/fuzz-$name -max_total_time=${FUZZ_SECONDS:-15} -max_len=$max_len "$@" \
+    "build/fuzz-$name-corpus" "$seeds"
 }
 fuzz_result() {
   local name=$1 out rc runs
-  out=$(cat "$log_dir/fuzz-$name.log"); rc=$(cat "$log_dir/fuzz-$name.rc"); rm -f "$log_dir/fuzz-$name.rc"
+  bg_result "fuzz-$name"
   runs=$(grep -o 'Done [0-9]* runs' <<<"$out" | tail -1)
   if [[ $rc -eq 0 ]]; then passed=$((passed + 1)); echo "PASS fuzz/$name ($runs)"
   else failed=$((failed + 1)); fails+=("fuzz/$name: see $log_dir/fuzz-$name.log"); echo "FAIL fuzz/$name (log: $log_dir/fuzz-$name.log)"; grep -m5 -E 'ERROR|SUMMARY' <<<"$out"; fi

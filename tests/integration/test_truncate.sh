@@ -31,14 +31,14 @@ LOSS='lost|trailer|damage|corrupt|CRC|not a latsplit|shorter|unreadable|skipped'
 # ("bad ...", "silent", "flame_silent"). Files run $(nproc) at a time: the
 # sanitizers' start-up is most of each run.
 one_file() {
-  local f=$1 cmd rc b
+  local f=$1 cmd rc b lsan
   b=$(basename "$f")
   : >"$f.res"
   for cmd in "dump" "report" "flame --kind latency" "flame --kind offcpu"; do
     # LeakSanitizer's exit scan (~30 ms a process here) for dump and report;
     # the flame paths' leaks are fuzz/capture's (it builds both graphs
     # under LeakSanitizer), ASan and UBSan stay on for all four
-    local lsan=1
+    lsan=1
     [[ $cmd == flame* ]] && lsan=0
     # shellcheck disable=SC2086
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=$lsan \

@@ -976,25 +976,23 @@ static uint64_t launcher_runs(const struct ls_timeline *tl, uint64_t t)
 uint64_t ls_timeline_infer_sched(const struct ls_timeline *tl, uint64_t t_read, uint64_t t_first,
 				 uint32_t first_tid)
 {
-	uint64_t t_write = t_first;
 	size_t lo;
 
 	if (!t_first || !tl->busy.n)
 		return 0;
 	if (first_tid) {
-		/* The token was handed over when the writer woke; a writer that
-		 * was already running at T_read (it never slept in between)
-		 * tells nothing, and T_first stands. */
+		/* The token was handed over when the writer woke, if it woke
+		 * after T_read and a step since T_read was over by then. A
+		 * writer already running at T_read (it never slept in between),
+		 * or one woken before any such step (a lock's hand-over, and
+		 * then it waited for a CPU past the token), tells nothing, and
+		 * T_first stands. */
 		uint64_t w = woken_before(tl, first_tid, t_first);
-		if (w > t_read)
+		size_t k = ls_spans_seek(&tl->busy, w); /* the busy periods over by w */
+		if (w > t_read && k && tl->busy.v[k - 1].e >= t_read)
 			t_first = w;
 	}
-	lo = ls_spans_seek(&tl->busy, t_first); /* the busy periods over by then */
-	if ((!lo || tl->busy.v[lo - 1].e < t_read) && t_first != t_write)
-		/* woken before any step since T_read was over: not the token's
-		 * hand-over (a lock's, and then it waited for a CPU past the
-		 * token), so the write stands */
-		lo = ls_spans_seek(&tl->busy, t_first = t_write);
+	lo = ls_spans_seek(&tl->busy, t_first);
 	if (!lo)
 		return 0;
 	const struct ls_span *s = &tl->busy.v[lo - 1];
