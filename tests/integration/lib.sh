@@ -42,6 +42,14 @@ wait_for_file() { # PATH TIMEOUT_S
   return 1
 }
 
+# wait_released: until no "latsplit-detach" helper (an exited record's
+# perf-event uprobes, released in the background) is left; 10 s at most.
+wait_released() {
+  local i
+  for ((i = 0; i < 200; i++)); do pgrep -x latsplit-detach >/dev/null || return 0; sleep 0.05; done
+  return 1
+}
+
 # wait_recording LOGFILE: until latsplit record says it is recording.
 wait_recording() {
   local i

@@ -57,6 +57,7 @@ for args in "$R -d inf" "$R -d 1e300" "$R -d nan" "$R -d -1" "$R --port ," "$R -
 done
 check "hostile.bad_values: each refused with exit 2 and one line; ${bad[*]:-}" [ ${#bad[@]} -eq 0 ]
 
+wait_released
 links_before=$(bpftool link show 2>/dev/null | grep -c '^[0-9]')
 progs_before=$(bpftool prog show 2>/dev/null | grep -c '^[0-9]')
 "$LS" record -o "$T/hup.data" -- sleep 30 >/dev/null 2>&1 &
@@ -71,6 +72,20 @@ good=1
 [[ $rc -eq 0 && $notrailer -ne 0 && -n $child ]] && ! kill -0 "$child" 2>/dev/null && good=0
 check "hostile.sighup: SIGHUP stops record cleanly (exit $rc, trailer written, command $child ended)" [ $good -eq 0 ]
 
+# A clean stop hands its perf-event uprobes (Debian 12's libbpf: no
+# uprobe_multi) to a "latsplit-detach" helper that releases them after record
+# exits: it must hold nothing else (the capture, a --metrics port, whose next
+# record binds at once), and leave no uprobe behind.
+port=$((18600 + RANDOM % 300))
+"$LS" record -o "$T/rel.data" --metrics 127.0.0.1:$port -- sleep 0.01 >/dev/null 2>&1; rc1=$?
+helper=$(pgrep -x latsplit-detach | head -1)
+held=$( [[ -n $helper ]] && ls -l "/proc/$helper/fd" 2>/dev/null | grep -c -e 'rel.data' -e 'socket:' )
+"$LS" record -o "$T/rel2.data" --metrics 127.0.0.1:$port -- sleep 0.01 >/dev/null 2>"$T/rel2.err"; rc2=$?
+wait_released; gone=$?
+left=$(bpftool perf list 2>/dev/null | grep -c -e liblatsplit -e libssl)
+check "hostile.released: after record exits, its helper (${helper:-none}) holds ${held:-0} files or sockets, the --metrics port binds again (exit $rc1, $rc2), and once it ends $left uprobes are left" \
+  [ "$rc1" -eq 0 -a "$rc2" -eq 0 -a "${held:-0}" -eq 0 -a "$gone" -eq 0 -a "$left" -eq 0 ]
+
 # (killed after the first stack checkpoint, 5 s in: its stacks must survive)
 "$LS" record -o "$T/kill.data" -- sh -c 'sleep 1; sleep 30' >/dev/null 2>&1 &
 rp=$!
@@ -80,6 +95,7 @@ links_during=$(bpftool link show 2>/dev/null | grep -c '^[0-9]')
 kill -KILL $rp; wait $rp 2>/dev/null
 # the kernel tears the recorder's BPF objects down as it exits (seconds)
 for i in $(seq 100); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
+wait_released
 links_after=$(bpftool link show 2>/dev/null | grep -c '^[0-9]')
 progs_after=$(bpftool prog show 2>/dev/null | grep -c '^[0-9]')
 "$LS" report "$T/kill.data" >/dev/null 2>&1; rrc=$?

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +17,10 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 
@@ -1266,14 +1269,18 @@ static void teardown_all(struct teardown *items, int n)
 		pthread_join(th[t], NULL);
 }
 
-/* Duplicates of this process's uprobe_multi link fds, up to max, into
- * items[] (as fds to close). A USDT link hides its kernel link from the API;
- * with a duplicate open, libbpf's own close of that link only drops a
- * reference, and the release (the grace period) happens when the duplicate
- * is closed, in parallel with the rest. */
-static int dup_multi_links(struct teardown *items, int max)
+static int cmp_int(const void *a, const void *b)
 {
-#if LS_HAVE_UPROBE_MULTI
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* This process's BPF link fds whose info want() takes, up to max, into
+ * fds[], in ascending order. */
+static int link_fds(bool (*want)(const struct bpf_link_info *info, const void *arg), const void *arg,
+		    int *fds, int max)
+{
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *de;
 	int n = 0;
@@ -1284,7 +1291,7 @@ static int dup_multi_links(struct teardown *items, int max)
 		char path[64], target[32];
 		struct bpf_link_info info = {0};
 		__u32 len = sizeof(info);
-		int fd = atoi(de->d_name), dup;
+		int fd = atoi(de->d_name);
 		ssize_t tl;
 
 		if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd == dirfd(d))
@@ -1296,19 +1303,158 @@ static int dup_multi_links(struct teardown *items, int max)
 		target[tl] = 0;
 		/* only links: a map's or program's info would be read as a link's */
 		if (strcmp(target, "anon_inode:bpf_link") || bpf_obj_get_info_by_fd(fd, &info, &len) ||
-		    info.type != BPF_LINK_TYPE_UPROBE_MULTI)
+		    !want(&info, arg))
 			continue;
-		dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-		if (dup >= 0)
-			items[n++] = (struct teardown){NULL, dup};
+		fds[n++] = fd;
 	}
 	closedir(d);
+	qsort(fds, (size_t)n, sizeof(*fds), cmp_int);
 	return n;
+}
+
+#if LS_HAVE_UPROBE_MULTI
+static bool is_uprobe_multi(const struct bpf_link_info *info, const void *arg)
+{
+	(void)arg;
+	return info->type == BPF_LINK_TYPE_UPROBE_MULTI;
+}
+#endif
+
+/* Duplicates of this process's uprobe_multi link fds, up to max, into
+ * items[] (as fds to close). A USDT link hides its kernel link from the API;
+ * with a duplicate open, libbpf's own close of that link only drops a
+ * reference, and the release (the grace period) happens when the duplicate
+ * is closed, in parallel with the rest. */
+static int dup_multi_links(struct teardown *items, int max)
+{
+#if LS_HAVE_UPROBE_MULTI
+	int fds[max], n = link_fds(is_uprobe_multi, NULL, fds, max), ndup = 0;
+
+	for (int i = 0; i < n; i++) {
+		int dup = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
+
+		if (dup >= 0)
+			items[ndup++] = (struct teardown){NULL, dup};
+	}
+	return ndup;
 #else
 	(void)items;
 	(void)max;
 	return 0;
 #endif
+}
+
+/* The ids of the loaded programs that run as uprobes (type kprobe: the
+ * engine's USDT, libssl's, libcuda's and the CUPTI shim's probes). */
+struct prog_ids {
+	__u32 id[64];
+	int n;
+};
+
+static bool is_uprobe_perf_link(const struct bpf_link_info *info, const void *arg)
+{
+	const struct prog_ids *ids = arg;
+
+	if (info->type != BPF_LINK_TYPE_PERF_EVENT)
+		return false;
+	for (int i = 0; i < ids->n; i++)
+		if (ids->id[i] == info->prog_id)
+			return true;
+	return false;
+}
+
+static void uprobe_prog_ids(const struct ls_bpf *b, struct prog_ids *ids)
+{
+	struct bpf_object *objs[] = {b->engine ? b->engine->obj : NULL, b->gpu ? b->gpu->obj : NULL,
+				     b->sock ? b->sock->obj : NULL};
+	struct bpf_program *p;
+
+	ids->n = 0;
+	for (size_t o = 0; o < sizeof(objs) / sizeof(objs[0]); o++) {
+		if (!objs[o])
+			continue;
+		bpf_object__for_each_program(p, objs[o]) {
+			struct bpf_prog_info info = {0};
+			__u32 len = sizeof(info);
+
+			if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE && bpf_program__fd(p) >= 0 &&
+			    ids->n < (int)(sizeof(ids->id) / sizeof(ids->id[0])) &&
+			    !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+				ids->id[ids->n++] = info.id;
+		}
+	}
+}
+
+/* The helper process of hand_over_uprobes: it keeps only keep[] (sorted,
+ * wait_fd among them), waits for EOF on wait_fd, then closes the rest of
+ * keep[] one after another (write_fd: the pipe's other end, closed). Only
+ * async-signal-safe calls: it is a fork of a
+ * threaded process. */
+static void __attribute__((noreturn)) release_later(const int *keep, int n, int wait_fd, int write_fd)
+{
+	int nul = open("/dev/null", O_RDWR), from = 3;
+	char c;
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigset_t none;
+
+	/* record's handlers would make it ignore a kill */
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	prctl(PR_SET_NAME, "latsplit-detach");
+	for (int fd = 0; fd < 3 && nul >= 0; fd++)
+		dup2(nul, fd);
+	/* the rest goes now: the capture file, a --metrics port, maps */
+	for (int i = 0; i < n; i++) {
+		if (keep[i] > from)
+			close_range((unsigned)from, (unsigned)keep[i] - 1, 0);
+		from = keep[i] + 1;
+	}
+	close_range((unsigned)from, ~0u, 0);
+	close(write_fd); /* (so the EOF does not wait on us, whatever close_range did) */
+	while (read(wait_fd, &c, 1) < 0 && errno == EINTR)
+		;
+	for (int i = 0; i < n; i++)
+		close(keep[i]);
+	_exit(0);
+}
+
+/* A perf-event uprobe's release waits for RCU grace periods in the kernel
+ * with its event mutex held: ~80 ms each here, one after another whatever the
+ * thread, and a default recording has ~26 of them (libssl, the engine's and
+ * the CUPTI shim's probes): ~1.5 s of every record's exit. Where uprobes are
+ * such links (no uprobe_multi: libbpf < 1.3 or Linux < 6.6), a helper
+ * process, "latsplit-detach", takes them over: ours then only drop
+ * references, and it releases them once ours are gone (EOF on the pipe
+ * returned: its write end, to close then; -1: nothing handed over). The
+ * probes stay attached ~2 s after record exits; what they emit nobody reads. */
+static int hand_over_uprobes(const struct ls_bpf *b)
+{
+	struct prog_ids ids;
+	int keep[1024], n, pfd[2];
+	pid_t pid;
+
+	uprobe_prog_ids(b, &ids);
+	n = ids.n ? link_fds(is_uprobe_perf_link, &ids, keep, (int)(sizeof(keep) / sizeof(keep[0])) - 1) : 0;
+	if (!n || pipe2(pfd, O_CLOEXEC))
+		return -1;
+	keep[n++] = pfd[0];
+	qsort(keep, (size_t)n, sizeof(*keep), cmp_int);
+	pid = fork();
+	if (pid == 0) {
+		if (fork())
+			_exit(0); /* the helper is orphaned: no zombie of ours */
+		release_later(keep, n, pfd[0], pfd[1]);
+	}
+	close(pfd[0]);
+	if (pid < 0) {
+		close(pfd[1]);
+		return -1;
+	}
+	waitpid(pid, NULL, 0);
+	return pfd[1];
 }
 
 /* Every link, destroyed, the arrays emptied. The USDT links (engine and
@@ -1327,6 +1473,7 @@ static void *detach_all(void *arg)
 	struct teardown all[MAX_ITEMS];
 	struct ls_bpf *b = arg;
 	int n = b->nengine_links ? dup_multi_links(all, MAX_ITEMS / 2) : 0;
+	int release_fd = b->multi ? -1 : hand_over_uprobes(b);
 
 	for (int i = 0; i < b->nengine_links; i++)
 		bpf_link__destroy(b->engine_links[i]);
@@ -1341,6 +1488,8 @@ static void *detach_all(void *arg)
 	for (int i = 0; i < b->nsample_links; i++)
 		all[n++] = (struct teardown){b->sample_links[i], -1};
 	teardown_all(all, n);
+	if (release_fd >= 0)
+		close(release_fd);
 	for (int i = 0; i < b->ntps; i++)
 		b->tps[i].link = NULL;
 	b->nsock_links = b->nengine_links = b->ngpu_links = b->ntls_links = b->nsample_links = 0;

@@ -286,8 +286,10 @@ static int attach(struct ls_session *s)
 		fprintf(stderr, "latsplit record: uprobes (libssl, libcuda) as %s\n",
 			ls_uprobe_multi() ? "uprobe_multi links"
 			: LS_HAVE_UPROBE_MULTI
-			? "perf-event links (this kernel has no uprobe_multi: Linux < 6.6)"
-			: "perf-event links (built with libbpf < 1.3: no uprobe_multi)");
+			? "perf-event links (this kernel has no uprobe_multi: Linux < 6.6; "
+			  "released after exit by a latsplit-detach process)"
+			: "perf-event links (built with libbpf < 1.3: no uprobe_multi; "
+			  "released after exit by a latsplit-detach process)");
 	return 0;
 }
 
