@@ -881,11 +881,14 @@ static __always_inline int sys_first(__u64 *ctx, const __u32 k)
 {
 	__u32 key = k, *busy = bpf_map_lookup_elem(&sys_busy, &key);
 
-	if (busy)
-		*busy = 1;
+	/* (never NULL: an array's key in range. Testing it twice, around the
+	 * work, made clang copy the work for each answer: twice the code and
+	 * the verifier's time) */
+	if (!busy)
+		return 0;
+	*busy = 1;
 	sys_run(ctx, k);
-	if (busy)
-		*busy = 0;
+	*busy = 0;
 	return 0;
 }
 
@@ -1095,19 +1098,34 @@ static __always_inline int send_end_run(__u64 *ctx)
 {
 	struct sock *sk = (struct sock *)ctx[0];
 	int ret = (int)ctx[1];
+	struct conn_val *conn = NULL;
 	struct io_inflight *io;
+	bool at_once = false;
 
 	if (!tgid_tracked(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	io = io_current();
-	if (io && io->sk == (__u64)sk)
-		return io_exit(io, ret, NULL, false);
-	if (io) /* begun on another socket (MPTCP's subflow) and not ended there */
-		io_done(io, 0);
-	/* a write with no begin: a unix socket's, or TCP's without the hook */
-	if (send_begins && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP)
-		return 0;
-	return sock_tp_now(sk, LS_IO_OUT, ret);
+	if (!io || io->sk != (__u64)sk) {
+		struct pt_regs *regs;
+		long nr;
+		int call;
+
+		if (io) /* begun on another socket (MPTCP's subflow) and not ended there */
+			io_done(io, 0);
+		/* a write with no begin: a unix socket's, or TCP's without the hook */
+		if (send_begins && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP)
+			return 0;
+		call = sock_tp_call(LS_IO_OUT, &nr, &regs);
+		if (call == NO_CALL)
+			return 0;
+		io = sock_tp_begin(sk, nr, call, LS_IO_OUT, regs, &conn, ret > 0 ? (__u32)ret : 0);
+		if (!io)
+			return 0;
+		at_once = true;
+	}
+	/* (one io_exit for both ends: each copy inlined is ~200 k instructions
+	 * for the verifier) */
+	return io_exit(io, ret, conn, at_once);
 }
 
 /* A followed unix socket's end, where its close is not seen: its peer (any
