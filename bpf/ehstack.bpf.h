@@ -47,11 +47,21 @@ struct {
 	__type(value, __u8);
 } eh_missed SEC(".maps");
 
+/* A walk's record, and its registers and counts beside it: in a map, not
+ * on the stack, so that the verifier reads them back as unknowns and checks
+ * eh_step's body once. On the stack, each frame depth (n, a known
+ * constant there) made states of its own: ~1 s of every record's start-up. */
+struct eh_state {
+	struct ls_ev_ustack_eh e;
+	__u64 ip, sp, bp, hash;
+	__u32 n, status, fp, missed;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ls_ev_ustack_eh);
+	__type(value, struct eh_state);
 } eh_scratch SEC(".maps");
 
 /* the stacks sent, by hash: their ids (sized with the stack map) */
@@ -91,9 +101,7 @@ struct {
 
 struct eh_walk {
 	const struct ls_eh_proc *proc;
-	struct ls_ev_ustack_eh *e;
-	__u64 ip, sp, bp, hash;
-	__u32 n, status, fp, missed;
+	struct eh_state *st;
 };
 
 static __always_inline __u64 eh_read(__u64 addr)
@@ -277,7 +285,8 @@ static __always_inline __u64 eh_hash_step(__u64 hash, __u64 ip)
 
 static long eh_step(__u32 i, void *arg)
 {
-	struct eh_walk *w = arg;
+	const struct eh_walk *walk = arg;
+	struct eh_state *w = walk->st;
 	__u64 ip = w->ip, look, cfa = 0, ra;
 	const struct ls_eh_row *r;
 
@@ -286,12 +295,12 @@ static long eh_step(__u32 i, void *arg)
 			w->status = LS_UNWIND_STACK_END;
 		return 1;
 	}
-	w->e->ips[w->n & LS_STACK_DEPTH] = ip;
+	w->e.ips[w->n & LS_STACK_DEPTH] = ip;
 	w->n++;
 	w->hash = eh_hash_step(w->hash, ip);
 	/* a return address is past its call: the call's own row is before it */
 	look = i ? ip - 1 : ip;
-	r = eh_find(w->proc, look, &w->missed);
+	r = eh_find(walk->proc, look, &w->missed);
 	if (r && r->kind == LS_EH_ROOT) {
 		w->status = LS_UNWIND_OK;
 		return 1;
@@ -409,12 +418,14 @@ static __always_inline __s32 eh_intern(struct ls_ev_ustack_eh *e, __u32 n, __u64
 static __always_inline __s32 eh_task_kstack(struct task_struct *task)
 {
 	__u32 zero = 0, n;
-	struct ls_ev_ustack_eh *e = bpf_map_lookup_elem(&eh_scratch, &zero);
+	struct eh_state *st = bpf_map_lookup_elem(&eh_scratch, &zero);
 	__u64 hash = eh_hash_seed(0); /* pid 0: the kernel's (no user stack has it) */
+	struct ls_ev_ustack_eh *e;
 	long got;
 
-	if (!e)
+	if (!st)
 		return -1;
+	e = &st->e;
 	got = bpf_get_task_stack(task, e->ips, LS_STACK_DEPTH * sizeof(__u64), 0);
 	if (got <= 0)
 		return -1;
@@ -435,25 +446,26 @@ static __always_inline __s32 eh_task_kstack(struct task_struct *task)
 static __always_inline __s32 eh_stack(__u32 tgid, const struct ls_eh_proc *proc)
 {
 	__u32 zero = 0;
-	struct eh_walk w = {};
+	struct eh_walk w = {.proc = proc};
 	struct pt_regs *regs;
+	struct eh_state *st = bpf_map_lookup_elem(&eh_scratch, &zero);
 
-	w.proc = proc;
-	w.e = bpf_map_lookup_elem(&eh_scratch, &zero);
-	if (!w.e)
+	if (!st)
 		return -1;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	w.ip = BPF_CORE_READ(regs, ip);
-	w.sp = BPF_CORE_READ(regs, sp);
-	w.bp = BPF_CORE_READ(regs, bp);
-	if (!w.ip || w.ip >> 47 || !w.sp || w.sp >> 47)
+	st->ip = BPF_CORE_READ(regs, ip);
+	st->sp = BPF_CORE_READ(regs, sp);
+	st->bp = BPF_CORE_READ(regs, bp);
+	if (!st->ip || st->ip >> 47 || !st->sp || st->sp >> 47)
 		return -1; /* a kernel thread */
-	w.status = LS_UNWIND_NO_CFI;
-	w.hash = eh_hash_seed(tgid);
+	st->n = st->fp = st->missed = 0;
+	st->status = LS_UNWIND_NO_CFI;
+	st->hash = eh_hash_seed(tgid);
+	w.st = st;
 	bpf_loop(LS_STACK_DEPTH + 1, eh_step, &w, 0);
-	if (w.missed)
+	if (st->missed)
 		eh_note_missed(tgid);
-	return eh_intern(w.e, w.n, w.hash, w.status, w.fp, false);
+	return eh_intern(&st->e, st->n, st->hash, st->status, st->fp, false);
 }
 
 #endif

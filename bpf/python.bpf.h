@@ -29,11 +29,20 @@ struct {
 	__type(value, __u64);
 } py_tstates SEC(".maps");
 
+/* A walk's record, and where it stands beside it: in a map, not on the
+ * stack, so that the verifier reads the count back as an unknown and checks
+ * py_walk_step once, not once per count of frames (as ehstack.bpf.h). */
+struct py_state {
+	struct ls_ev_pystack e;
+	__u64 fr;
+	__u32 n;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ls_ev_pystack);
+	__type(value, struct py_state);
 } py_scratch SEC(".maps");
 
 /* Python threads per interpreter searched for the current one */
@@ -88,15 +97,14 @@ static __always_inline __u64 py_tstate(const struct ls_py_proc *pp, __u32 tid, _
 
 struct py_walk {
 	const struct ls_py_proc *pp;
-	struct ls_ev_pystack *e;
-	__u64 fr;
-	__u32 n;
+	struct py_state *st;
 };
 
 static long py_walk_step(__u32 i, void *arg)
 {
-	struct py_walk *w = arg;
-	const struct ls_py_proc *pp = w->pp;
+	const struct py_walk *walk = arg;
+	const struct ls_py_proc *pp = walk->pp;
+	struct py_state *w = walk->st;
 	__u64 fr = w->fr, code, instr, first, lasti;
 
 	if (!fr || w->n >= LS_PY_MAX_FRAMES)
@@ -114,7 +122,7 @@ static long py_walk_step(__u32 i, void *arg)
 	instr = py_read(fr + pp->fr_instr);
 	first = code + pp->co_code;
 	lasti = instr > first ? (instr - first) / 2 : 0;
-	struct ls_py_frame *f = &w->e->f[w->n & (LS_PY_MAX_FRAMES - 1)];
+	struct ls_py_frame *f = &w->e.f[w->n & (LS_PY_MAX_FRAMES - 1)];
 	f->code = code;
 	f->lasti = lasti < 0xfffd ? (__u32)lasti : 0xfffd;
 	f->pad = 0;
@@ -128,16 +136,18 @@ static __always_inline void py_emit(const struct ls_hdr *like, __u32 kind)
 {
 	__u32 tgid = like->pid, tid = like->tid, zero = 0;
 	const struct ls_py_proc *pp = bpf_map_lookup_elem(&py_procs, &tgid);
-	struct py_walk w = {};
+	struct py_walk w = {.pp = pp};
+	struct py_state *st;
+	struct ls_ev_pystack *e;
 	__u64 size;
 	__u64 t;
 
 	if (!pp)
 		return;
-	w.pp = pp;
-	w.e = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!w.e)
+	st = w.st = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!st)
 		return;
+	e = &st->e;
 	__u32 ns_tid = tid;
 	if (pp->ns_ino) { /* a container's: the thread's id in its namespace */
 		struct bpf_pidns_info ns = {};
@@ -149,27 +159,28 @@ static __always_inline void py_emit(const struct ls_hdr *like, __u32 kind)
 	t = py_tstate(pp, tid, ns_tid);
 	if (!t)
 		return;
-	w.fr = py_read(t + pp->ts_cframe);
+	st->fr = py_read(t + pp->ts_cframe);
 	if (!(pp->flags & LS_PY_NO_CFRAME))
-		w.fr = py_read(w.fr + pp->cf_frame);
+		st->fr = py_read(st->fr + pp->cf_frame);
+	st->n = 0;
 	/* entry frames are skipped, so a few more steps than frames kept */
 	bpf_loop(LS_PY_MAX_FRAMES + LS_PY_MAX_FRAMES / 2, py_walk_step, &w, 0);
-	__u32 n = w.n;
+	__u32 n = st->n;
 	asm volatile("" : "+r"(n)); /* the bound below is on this register */
 	if (!n || n > LS_PY_MAX_FRAMES)
 		return;
-	w.e->h = *like;
-	w.e->h.type = LS_EV_PYSTACK;
-	w.e->kind = kind;
-	w.e->n = n;
-	w.e->truncated = w.fr != 0;
-	w.e->pad = 0;
+	e->h = *like;
+	e->h.type = LS_EV_PYSTACK;
+	e->kind = kind;
+	e->n = n;
+	e->truncated = st->fr != 0;
+	e->pad = 0;
 	size = offsetof(struct ls_ev_pystack, f) + (__u64)n * sizeof(struct ls_py_frame);
 	asm volatile("" : "+r"(size));
-	if (size > sizeof(*w.e))
+	if (size > sizeof(*e))
 		return;
-	w.e->h.size = (__u16)size;
-	if (bpf_ringbuf_output(&events, w.e, size, wakeup_flags()))
+	e->h.size = (__u16)size;
+	if (bpf_ringbuf_output(&events, e, size, wakeup_flags()))
 		count_drop();
 }
 

@@ -33,10 +33,21 @@ const volatile __u32 capture_bytes = 1024; /* <= LS_IO_MAX_CAPTURE */
 /* Scratch for one variable-size record: too big for the BPF stack. The
  * payload area is doubled so a masked offset plus a masked length stays in
  * bounds, and has room for the piece table after it. */
+/* copy_payload's walk over a call's iovecs (iov_step), kept in the scratch
+ * record, not on the stack: read back from a map, its counts are unknowns
+ * to the verifier, which then checks iov_step's body once, not once for
+ * each count of pieces (up to LS_IO_MAX_SEGS times). */
+struct iov_walk {
+	__u64 vec, moved, off;
+	__u32 nvec, budget, cap, n;
+	bool cut, holes;
+};
+
 struct io_record {
 	struct ls_ev_sock_io e;
 	__u8 data[2 * LS_IO_MAX_CAPTURE + LS_IO_MAX_SEGS * sizeof(struct ls_io_seg)];
 	struct ls_io_seg segs[LS_IO_MAX_SEGS]; /* staged here, copied after the payload */
+	struct iov_walk w;
 };
 
 /* Scratch records, IO_SLOTS per CPU, each claimed (a bit in io_busy) for
@@ -361,18 +372,12 @@ static __always_inline __u64 io_vector(const struct io_inflight *io, __u32 *nvec
  * budget, up to half of it. */
 #define IOV_RESERVE 32
 
-/* One iovec per bpf_loop step: the verifier checks the body once, not once
- * per iovec (sched.bpf.c's Python walker needs bpf_loop already). */
-struct iov_walk {
-	struct io_record *rec;
-	__u64 vec, moved, off;
-	__u32 nvec, budget, cap, n;
-	bool cut, holes;
-};
-
+/* One iovec per bpf_loop step (arg: the record; its walk in rec->w): the
+ * verifier checks the body once, not once per iovec. */
 static long iov_step(__u32 i, void *arg)
 {
-	struct iov_walk *w = arg;
+	struct io_record *rec = *(struct io_record **)arg;
+	struct iov_walk *w = &rec->w;
 	struct iovec iov = {};
 	__u64 len, take, left, reserve;
 	__u32 at, k;
@@ -394,11 +399,11 @@ static long iov_step(__u32 i, void *arg)
 	take &= 2 * LS_IO_MAX_CAPTURE - 1;
 	if (take > LS_IO_MAX_CAPTURE)
 		return 1;
-	if (bpf_probe_read_user(&w->rec->data[at], take, iov.iov_base))
+	if (bpf_probe_read_user(&rec->data[at], take, iov.iov_base))
 		return 1;
 	w->holes |= w->cut;
 	w->cut = take < len;
-	w->rec->segs[w->n & (LS_IO_MAX_SEGS - 1)] = (struct ls_io_seg){(__u32)w->off, (__u32)take};
+	rec->segs[w->n & (LS_IO_MAX_SEGS - 1)] = (struct ls_io_seg){(__u32)w->off, (__u32)take};
 	w->n++;
 	w->cap += take;
 	w->off += len;
@@ -412,24 +417,29 @@ static long iov_step(__u32 i, void *arg)
 static __always_inline __u32 copy_payload(struct io_record *rec, const struct io_inflight *io,
 					  __u64 moved, __u16 *nseg)
 {
-	struct iov_walk w = {.rec = rec, .moved = moved, .budget = capture_bytes};
+	struct iov_walk *w = &rec->w;
 	bool plain;
 
 	*nseg = 0;
-	if (w.budget > LS_IO_MAX_CAPTURE)
-		w.budget = LS_IO_MAX_CAPTURE;
-	w.vec = io_vector(io, &w.nvec, &plain);
-	if (!w.vec)
+	*w = (struct iov_walk){.moved = moved, .budget = capture_bytes};
+	if (w->budget > LS_IO_MAX_CAPTURE)
+		w->budget = LS_IO_MAX_CAPTURE;
+	w->vec = io_vector(io, &w->nvec, &plain);
+	if (!w->vec)
 		return 0;
 	if (plain) {
-		__u32 n = (moved < w.budget ? moved : w.budget) & (2 * LS_IO_MAX_CAPTURE - 1);
-		if (n > LS_IO_MAX_CAPTURE || bpf_probe_read_user(rec->data, n, (void *)w.vec))
+		__u32 n = moved < w->budget ? moved : w->budget;
+
+		/* the bound below is on this register (clang knows budget's and
+		 * drops the test; verifiers before 6.12 then lose it) */
+		asm volatile("" : "+r"(n));
+		if (n > LS_IO_MAX_CAPTURE || bpf_probe_read_user(rec->data, n, (void *)w->vec))
 			n = 0;
-		w.cap = n;
+		w->cap = n;
 	} else {
-		bpf_loop(LS_IO_MAX_SEGS, iov_step, &w, 0);
+		bpf_loop(LS_IO_MAX_SEGS, iov_step, &rec, 0);
 	}
-	__u32 cap = w.cap & (2 * LS_IO_MAX_CAPTURE - 1), n = w.n;
+	__u32 cap = w->cap & (2 * LS_IO_MAX_CAPTURE - 1), n = w->n;
 
 	if (cap > LS_IO_MAX_CAPTURE)
 		return 0;
@@ -439,7 +449,7 @@ static __always_inline __u32 copy_payload(struct io_record *rec, const struct io
 		__u64 *tail = (__u64 *)&rec->data[cap & (LS_IO_MAX_CAPTURE * 2 - 8)];
 		*tail &= (1ull << ((cap & 7) * 8)) - 1;
 	}
-	if (!w.holes)
+	if (!w->holes)
 		return cap;
 	if (n > LS_IO_MAX_SEGS)
 		n = LS_IO_MAX_SEGS;
