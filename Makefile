@@ -97,9 +97,11 @@ test-deps: deps
 $(BUILD) $(BUILD)/user $(BUILD)/san $(BUILD)/tests:
 	@mkdir -p $@
 
-# The socket object claims its scratch records with atomic fetch-or (BPF v3,
-# kernels >= 5.12): its syscall and uprobe programs can be preempted.
-$(BUILD)/sock.bpf.o: BPF_CPU := -mcpu=v3
+# The objects that claim scratch records with atomic fetch-or (BPF v3,
+# kernels >= 5.12; slot_claim): the socket object's syscall and uprobe
+# programs can be preempted, and a Python walk (the switch's, a sample's,
+# a GPU launch's uprobe) can come in between another's on its CPU.
+$(BUILD)/sock.bpf.o $(BUILD)/sched.bpf.o $(BUILD)/profile.bpf.o $(BUILD)/engine.bpf.o: BPF_CPU := -mcpu=v3
 $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/*.bpf.h include/latsplit/*.h vmlinux/$(ARCH)/vmlinux.h | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf $(BPF_CPU) -D__TARGET_ARCH_$(ARCH) -Wall -Werror \

@@ -235,6 +235,47 @@ static __always_inline void count_drop(void)
 	count_in(&drops, 0);
 }
 
+/* Scratch records in a per-CPU array `map`, one entry per slot, each
+ * claimed (a bit in *busy, this CPU's) for the length of one program run.
+ * Programs that can be preempted (uprobes, faultable tracepoints) or
+ * interrupted (by a sample's) on their CPU can have another run of a
+ * program using the same scratch come in between: each takes its own. */
+static __always_inline void *slot_try(void *map, __u32 *busy, __u32 i, __u32 *slot)
+{
+	void *rec;
+
+	if (__sync_fetch_and_or(busy, 1u << i) & (1u << i))
+		return NULL;
+	rec = bpf_map_lookup_elem(map, &i);
+	if (!rec) {
+		__sync_fetch_and_and(busy, ~(1u << i));
+		return NULL;
+	}
+	*slot = i;
+	return rec;
+}
+
+/* A free one of map's first four slots, claimed into *slot; NULL (a drop,
+ * counted) when every one is held by a preempted or interrupted run. */
+static __always_inline void *slot_claim(void *map, __u32 *busy, __u32 *slot)
+{
+	void *rec;
+
+	if (!busy)
+		return NULL;
+	if ((rec = slot_try(map, busy, 0, slot)) || (rec = slot_try(map, busy, 1, slot)) ||
+	    (rec = slot_try(map, busy, 2, slot)) || (rec = slot_try(map, busy, 3, slot)))
+		return rec;
+	count_drop();
+	return NULL;
+}
+
+static __always_inline void slot_release(__u32 *busy, __u32 slot)
+{
+	if (busy)
+		__sync_fetch_and_and(busy, ~(1u << (slot & 3)));
+}
+
 /* Reserve a record of `size` bytes, counting a failure as a drop. It is
  * zeroed: ring-buffer memory holds earlier records (a socket payload among
  * them, not yet redacted), and a field written only in part (a string up to

@@ -38,12 +38,22 @@ struct py_state {
 	__u32 n;
 };
 
+/* Four per CPU, claimed for a walk (slot_claim): a launch's walk (a
+ * uprobe: preemptible, interruptible) can have a sample's or a switch's
+ * walk come in between on its CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__type(value, struct py_state);
+} py_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct py_state);
-} py_scratch SEC(".maps");
+	__type(value, __u32);
+} py_busy SEC(".maps");
 
 /* Python threads per interpreter searched for the current one */
 #define PY_MAX_THREADS 128
@@ -130,25 +140,15 @@ static long py_walk_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* Emits the current thread's Python frames after `like` (same ts, pid,
- * tid), when its process is a known interpreter and the thread runs Python. */
-static __always_inline void py_emit(const struct ls_hdr *like, __u32 kind)
+/* The walk and its record (st: a claimed scratch slot). */
+static __always_inline void py_walk_emit(const struct ls_py_proc *pp, struct py_state *st,
+					 const struct ls_hdr *like, __u32 kind)
 {
-	__u32 tgid = like->pid, tid = like->tid, zero = 0;
-	const struct ls_py_proc *pp = bpf_map_lookup_elem(&py_procs, &tgid);
-	struct py_walk w = {.pp = pp};
-	struct py_state *st;
-	struct ls_ev_pystack *e;
-	__u64 size;
-	__u64 t;
+	__u32 tid = like->tid, ns_tid = tid;
+	struct ls_ev_pystack *e = &st->e;
+	struct py_walk w = {.pp = pp, .st = st};
+	__u64 size, t;
 
-	if (!pp)
-		return;
-	st = w.st = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!st)
-		return;
-	e = &st->e;
-	__u32 ns_tid = tid;
 	if (pp->ns_ino) { /* a container's: the thread's id in its namespace */
 		struct bpf_pidns_info ns = {};
 		if ((__u32)bpf_get_current_pid_tgid() != tid ||
@@ -182,6 +182,25 @@ static __always_inline void py_emit(const struct ls_hdr *like, __u32 kind)
 	e->h.size = (__u16)size;
 	if (bpf_ringbuf_output(&events, e, size, wakeup_flags()))
 		count_drop();
+}
+
+/* Emits the current thread's Python frames after `like` (same ts, pid,
+ * tid), when its process is a known interpreter and the thread runs Python. */
+static __always_inline void py_emit(const struct ls_hdr *like, __u32 kind)
+{
+	__u32 tgid = like->pid, zero = 0, slot = 0;
+	const struct ls_py_proc *pp = bpf_map_lookup_elem(&py_procs, &tgid);
+	__u32 *busy;
+	struct py_state *st;
+
+	if (!pp)
+		return;
+	busy = bpf_map_lookup_elem(&py_busy, &zero);
+	st = slot_claim(&py_scratch, busy, &slot);
+	if (!st)
+		return;
+	py_walk_emit(pp, st, like, kind);
+	slot_release(busy, slot);
 }
 
 #endif

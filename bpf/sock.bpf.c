@@ -70,45 +70,20 @@ struct {
 	__type(value, __u32);
 } io_busy SEC(".maps");
 
-/* Slot i of this CPU's scratch records, if it was free: now claimed. */
-static __always_inline struct io_record *try_slot(__u32 *busy, __u32 i, __u32 *slot)
-{
-	struct io_record *rec;
-
-	if (__sync_fetch_and_or(busy, 1u << i) & (1u << i))
-		return NULL;
-	rec = bpf_map_lookup_elem(&io_scratch, &i);
-	if (!rec) {
-		__sync_fetch_and_and(busy, ~(1u << i));
-		return NULL;
-	}
-	*slot = i;
-	return rec;
-}
-
-/* This CPU's free scratch record, claimed into *slot; NULL (a drop,
- * counted) when every one is held by a preempted run. */
+/* This CPU's free scratch record, claimed into *slot (slot_claim). */
 static __always_inline struct io_record *scratch_claim(__u32 *slot)
 {
-	__u32 zero = 0, *busy = bpf_map_lookup_elem(&io_busy, &zero);
-	struct io_record *rec;
+	__u32 zero = 0;
 
-	if (!busy)
-		return NULL;
-	_Static_assert(IO_SLOTS == 4, "one try_slot per slot below");
-	if ((rec = try_slot(busy, 0, slot)) || (rec = try_slot(busy, 1, slot)) ||
-	    (rec = try_slot(busy, 2, slot)) || (rec = try_slot(busy, 3, slot)))
-		return rec;
-	count_drop();
-	return NULL;
+	_Static_assert(IO_SLOTS == 4, "slot_claim tries four slots");
+	return slot_claim(&io_scratch, bpf_map_lookup_elem(&io_busy, &zero), slot);
 }
 
 static __always_inline void scratch_release(__u32 slot)
 {
-	__u32 zero = 0, *busy = bpf_map_lookup_elem(&io_busy, &zero);
+	__u32 zero = 0;
 
-	if (busy)
-		__sync_fetch_and_and(busy, ~(1u << (slot & (IO_SLOTS - 1))));
+	slot_release(bpf_map_lookup_elem(&io_busy, &zero), slot);
 }
 
 /* The struct sock behind the current task's fd, or NULL. The task's file
