@@ -1388,8 +1388,7 @@ static void uprobe_prog_ids(const struct ls_bpf *b, struct prog_ids *ids)
 /* The helper process of hand_over_uprobes: it keeps only keep[] (sorted,
  * wait_fd among them), waits for EOF on wait_fd, then closes the rest of
  * keep[] one after another (write_fd: the pipe's other end, closed). Only
- * async-signal-safe calls: it is a fork of a
- * threaded process. */
+ * async-signal-safe calls: it is a fork of a threaded process. */
 static void __attribute__((noreturn)) release_later(const int *keep, int n, int wait_fd, int write_fd)
 {
 	int nul = open("/dev/null", O_RDWR), from = 3;
