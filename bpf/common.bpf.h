@@ -240,6 +240,8 @@ static __always_inline void count_drop(void)
  * Programs that can be preempted (uprobes, faultable tracepoints) or
  * interrupted (by a sample's) on their CPU can have another run of a
  * program using the same scratch come in between: each takes its own. */
+#define LS_SLOTS 4 /* entries of a claimed scratch map (slot_claim tries each) */
+
 static __always_inline void *slot_try(void *map, __u32 *busy, __u32 i, __u32 *slot)
 {
 	void *rec;
@@ -255,12 +257,13 @@ static __always_inline void *slot_try(void *map, __u32 *busy, __u32 i, __u32 *sl
 	return rec;
 }
 
-/* A free one of map's first four slots, claimed into *slot; NULL (a drop,
+/* A free one of map's LS_SLOTS slots, claimed into *slot; NULL (a drop,
  * counted) when every one is held by a preempted or interrupted run. */
 static __always_inline void *slot_claim(void *map, __u32 *busy, __u32 *slot)
 {
 	void *rec;
 
+	_Static_assert(LS_SLOTS == 4, "one slot_try per slot below");
 	if (!busy)
 		return NULL;
 	if ((rec = slot_try(map, busy, 0, slot)) || (rec = slot_try(map, busy, 1, slot)) ||
@@ -273,7 +276,7 @@ static __always_inline void *slot_claim(void *map, __u32 *busy, __u32 *slot)
 static __always_inline void slot_release(__u32 *busy, __u32 slot)
 {
 	if (busy)
-		__sync_fetch_and_and(busy, ~(1u << (slot & 3)));
+		__sync_fetch_and_and(busy, ~(1u << (slot & (LS_SLOTS - 1))));
 }
 
 /* Reserve a record of `size` bytes, counting a failure as a drop. It is

@@ -38,12 +38,12 @@ struct py_state {
 	__u32 n;
 };
 
-/* Four per CPU, claimed for a walk (slot_claim): a launch's walk (a
+/* LS_SLOTS per CPU, claimed for a walk (slot_claim): a launch's walk (a
  * uprobe: preemptible, interruptible) can have a sample's or a switch's
  * walk come in between on its CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 4);
+	__uint(max_entries, LS_SLOTS);
 	__type(key, __u32);
 	__type(value, struct py_state);
 } py_scratch SEC(".maps");

@@ -50,15 +50,14 @@ struct io_record {
 	struct iov_walk w;
 };
 
-/* Scratch records, IO_SLOTS per CPU, each claimed (a bit in io_busy) for
+/* Scratch records, LS_SLOTS per CPU, each claimed (a bit in io_busy) for
  * the length of one program run. Syscall tracepoints are faultable on
  * current kernels and uprobes run preemptible: their programs stay on
  * their CPU but another task's run of the same program can come in between
  * (seen on 7.2 under qemu: one shared record clobbered, requests lost). */
-#define IO_SLOTS 4
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, IO_SLOTS);
+	__uint(max_entries, LS_SLOTS);
 	__type(key, __u32);
 	__type(value, struct io_record);
 } io_scratch SEC(".maps");
@@ -75,7 +74,6 @@ static __always_inline struct io_record *scratch_claim(__u32 *slot)
 {
 	__u32 zero = 0;
 
-	_Static_assert(IO_SLOTS == 4, "slot_claim tries four slots");
 	return slot_claim(&io_scratch, bpf_map_lookup_elem(&io_busy, &zero), slot);
 }
 
