@@ -12,7 +12,9 @@
 #     every blocking switch, + 49 Hz stack sampling (full), alternated in one
 #     run; events/s and bytes/event; where the BPF time goes (per-program
 #     run time from kernel.bpf_stats_enabled);
-#  5. the same on a real server and load generator: nginx + ApacheBench.
+#  5. the same on a real server and load generator: nginx + ApacheBench,
+#     with each program's runs and ns per request served (net of what an
+#     empty program costs under the same run counters).
 # Both overhead sections also run the load under empty programs on the
 # tracepoints record attaches to (build/floor-probe): the most any program
 # there could leave the workload, printed beside the goals; and socket I/O
@@ -314,7 +316,6 @@ if command -v nginx >/dev/null && command -v ab >/dev/null; then
     printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | floor, raw syscall tracepoints for socket I/O %8.1f | sched+tcp %8.1f | +socket I/O %8.1f | +socket I/O at the syscall tracepoints %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s events per request, %s B/event; host CPU per request: untraced %s us, defaults %s us)\n" \
       $round "${nb[-1]:-0}" "${nfl[-1]:-0}" "${nfs[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nss[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "$epr" "${bpe:-?}" "${nbc[-1]:-?}" "${nfc[-1]:-?}"
   done
-  kill $NGPID 2>/dev/null; wait $NGPID 2>/dev/null
   python3 - "${nb[@]}" "${nl[@]}" "${ns[@]}" "${nf[@]}" "${nfl[@]}" "${nfs[@]}" "${nss[@]}" "${nbc[@]}" "${nfc[@]}" <<'PY'
 import os, sys, statistics as s
 v = [float(x or 0) for x in sys.argv[1:]]; b, l, n, f, fl, fs, nss, bc, fc = (v[i:i + 3] for i in range(0, 27, 3))
@@ -340,6 +341,64 @@ with open(os.environ["GOALS"], "a") as g:
 print(f"host CPU per request (every process, kernel and BPF included; median us): untraced {s.median(bc):.2f}, "
       f"defaults {s.median(fc):.2f} ({s.median(fc) - s.median(bc):+.2f})")
 PY
+  # Where nginx's BPF time goes: each program's runs and ns per request
+  # served, from the kernel's run counters (kernel.bpf_stats_enabled) over
+  # one more 3 s load under the defaults. The counters add their own clock
+  # reads to every run: the same load under empty programs says how much,
+  # and the net column takes that off.
+  statload() { # PREFIX: counters before and after one load; requests in PREFIX.n
+    bpftool prog show -j > $1.0.json
+    abload >/dev/null
+    bpftool prog show -j > $1.1.json
+    sed -n 's/^Complete requests: *\([0-9]*\).*/\1/p' $T/ab.out > $1.n
+  }
+  sysctl -qw kernel.bpf_stats_enabled=1
+  $B/latsplit record -o $T/ng.data --port $NGP 2>$T/ng.log & rp=$!
+  for i in $(seq 100); do grep -q recording $T/ng.log && break; sleep 0.05; done
+  statload $T/ngst
+  kill -INT $rp; wait $rp
+  floored statload $T/ngfl >/dev/null
+  sysctl -qw kernel.bpf_stats_enabled=$old_stats
+  python3 - $T/ngst $T/ngfl <<'PY'
+import json, os, sys
+def per_prog(prefix):
+    try:
+        a = {p["id"]: p for p in json.load(open(prefix + ".0.json"))}
+        b = json.load(open(prefix + ".1.json"))
+        n = int(open(prefix + ".n").read() or 0)
+    except (OSError, ValueError):
+        return {}, 0
+    out = {}
+    for p in b:
+        q = a.get(p["id"])
+        if q is None or "run_cnt" not in p:
+            continue
+        runs, ns = p["run_cnt"] - q.get("run_cnt", 0), p["run_time_ns"] - q.get("run_time_ns", 0)
+        if runs > 0:
+            out[(p["id"], p.get("name", "?"))] = (runs, ns)
+    return out, n
+rec, n = per_prog(sys.argv[1])
+flo, nf = per_prog(sys.argv[2])
+fruns = sum(r for r, _ in flo.values())
+floor = sum(t for _, t in flo.values()) / fruns if fruns else 0
+if not rec or not n:
+    print("nginx BPF time per request: no counters read (bpftool, or no request served)")
+    sys.exit(0)
+print(f"where nginx's BPF time goes ({n} requests; counters on; floor: an empty program's run "
+      f"{floor:.0f} ns under the same counters). Runs count both ends of each connection: "
+      "ab's calls (untracked) stop at the first test")
+print(f"{'program':28s} {'runs/req':>9s} {'ns/run':>8s} {'ns/req':>8s} {'net ns/req':>11s}")
+tot = net = 0
+for (pid, name), (runs, ns) in sorted(rec.items(), key=lambda kv: -kv[1][1]):
+    tot += ns / n
+    net += (ns - runs * floor) / n
+    if ns / n >= 1:
+        print(f"{name:28s} {runs / n:9.2f} {ns / runs:8.0f} {ns / n:8.0f} {(ns - runs * floor) / n:11.0f}")
+print(f"all: {tot:.0f} ns per request, {net:.0f} net of the floor")
+with open(os.environ["GOALS"], "a") as g:
+    g.write(f"  BPF per request, net of an empty program's cost (ns)|printed, no target|{net:.0f}|-\n")
+PY
+  kill $NGPID 2>/dev/null; wait $NGPID 2>/dev/null
 else
   echo "skipped: nginx or ab missing (tools/install-test-deps.sh installs nginx-light and apache2-utils)"
 fi
