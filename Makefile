@@ -60,7 +60,7 @@ TOOLS += $(BUILD)/liblatsplit-cupti.so $(BUILD)/cupti-emit
 UNIT_CUPTI := $(BUILD)/tests/test_cupti
 endif
 endif
-BENCH_BINS := $(BUILD)/bench-capture $(BUILD)/gen-capture $(BUILD)/bench-symbolize $(BUILD)/syscall-loop $(BUILD)/floor-probe
+BENCH_BINS := $(BUILD)/bench-capture $(BUILD)/gen-capture $(BUILD)/bench-symbolize $(BUILD)/syscall-loop $(BUILD)/floor-probe $(BUILD)/io-loop
 
 # `make V=1` shows the full commands.
 Q := $(if $(V),,@)
@@ -250,6 +250,10 @@ $(BUILD)/bench-symbolize: tests/bench/bench_symbolize.c $(BUILD)/user/core/captu
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ -lelf -lz -lpthread $(CORE_LIBS)
 
 $(BUILD)/syscall-loop: tests/bench/syscall_loop.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $<
+
+$(BUILD)/io-loop: tests/bench/io_loop.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $<
 

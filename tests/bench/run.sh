@@ -14,7 +14,10 @@
 #     run time from kernel.bpf_stats_enabled);
 #  5. the same on a real server and load generator: nginx + ApacheBench,
 #     with each program's runs and ns per request served (net of what an
-#     empty program costs under the same run counters).
+#     empty program costs under the same run counters);
+#  6. one tracked process's response-shaped writev and recv in a loop
+#     (tests/bench/io_loop.c): the same figures with hot caches and no
+#     server's noise, the steady yardstick for the socket path's cost.
 # Both overhead sections also run the load under empty programs on the
 # tracepoints record attaches to (build/floor-probe): the most any program
 # there could leave the workload, printed beside the goals; and socket I/O
@@ -270,6 +273,54 @@ with open(os.environ["GOALS"], "a") as g:
 PY
 
 echo
+# prog_table REC FLOOR UNIT TITLE GOAL [NOTE]: each program's runs and ns per
+# UNIT from the run counters (bpftool's JSON) in REC.0.json and REC.1.json,
+# UNITs in REC.n; FLOOR.*: the same for empty programs under the same
+# counters, whose ns per run the net column takes off; GOAL: the printed
+# goal line for the net total.
+prog_table() {
+  python3 - "$@" <<'PY'
+import json, os, sys
+def per_prog(prefix):
+    try:
+        a = {p["id"]: p for p in json.load(open(prefix + ".0.json"))}
+        b = json.load(open(prefix + ".1.json"))
+        n = int(open(prefix + ".n").read() or 0)
+    except (OSError, ValueError):
+        return {}, 0
+    out = {}
+    for p in b:
+        q = a.get(p["id"])
+        if q is None or "run_cnt" not in p:
+            continue
+        runs, ns = p["run_cnt"] - q.get("run_cnt", 0), p["run_time_ns"] - q.get("run_time_ns", 0)
+        if runs > 0:
+            out[(p["id"], p.get("name", "?"))] = (runs, ns)
+    return out, n
+rec, n = per_prog(sys.argv[1])
+flo, nf = per_prog(sys.argv[2])
+unit, title, goal = sys.argv[3:6]
+note = sys.argv[6] if len(sys.argv) > 6 else ""
+fruns = sum(r for r, _ in flo.values())
+floor = sum(t for _, t in flo.values()) / fruns if fruns else 0
+if not rec or not n:
+    print(f"{title}: no counters read (bpftool, or nothing served)")
+    sys.exit(0)
+print(f"{title} ({n} {unit}s; counters on; floor: an empty program's run {floor:.0f} ns under the "
+      f"same counters){'. ' + note if note else ''}")
+print(f"{'program':28s} {'runs each':>9s} {'ns/run':>8s} {'ns each':>8s} {'net ns each':>11s}")
+tot = net = 0
+for (pid, name), (runs, ns) in sorted(rec.items(), key=lambda kv: -kv[1][1]):
+    tot += ns / n
+    net += (ns - runs * floor) / n
+    if ns / n >= 1:
+        print(f"{name:28s} {runs / n:9.2f} {ns / runs:8.0f} {ns / n:8.0f} {(ns - runs * floor) / n:11.0f}")
+print(f"all: {tot:.0f} ns per {unit}, {net:.0f} net of the floor")
+with open(os.environ["GOALS"], "a") as g:
+    g.write(f"{goal}|printed, no target|{net:.0f}|-\n")
+PY
+}
+
 echo "== a real server and load generator (issue 29): Debian's nginx (one worker) serving a 35-byte file to"
 echo "   ApacheBench -k -c 8 on loopback, untraced vs record --port (defaults) and two lighter recordings,"
 echo "   3 alternated rounds of 3 s; median requests/s"
@@ -359,50 +410,60 @@ PY
   kill -INT $rp; wait $rp
   floored statload $T/ngfl >/dev/null
   sysctl -qw kernel.bpf_stats_enabled=$old_stats
-  python3 - $T/ngst $T/ngfl <<'PY'
-import json, os, sys
-def per_prog(prefix):
-    try:
-        a = {p["id"]: p for p in json.load(open(prefix + ".0.json"))}
-        b = json.load(open(prefix + ".1.json"))
-        n = int(open(prefix + ".n").read() or 0)
-    except (OSError, ValueError):
-        return {}, 0
-    out = {}
-    for p in b:
-        q = a.get(p["id"])
-        if q is None or "run_cnt" not in p:
-            continue
-        runs, ns = p["run_cnt"] - q.get("run_cnt", 0), p["run_time_ns"] - q.get("run_time_ns", 0)
-        if runs > 0:
-            out[(p["id"], p.get("name", "?"))] = (runs, ns)
-    return out, n
-rec, n = per_prog(sys.argv[1])
-flo, nf = per_prog(sys.argv[2])
-fruns = sum(r for r, _ in flo.values())
-floor = sum(t for _, t in flo.values()) / fruns if fruns else 0
-if not rec or not n:
-    print("nginx BPF time per request: no counters read (bpftool, or no request served)")
-    sys.exit(0)
-print(f"where nginx's BPF time goes ({n} requests; counters on; floor: an empty program's run "
-      f"{floor:.0f} ns under the same counters). Runs count both ends of each connection: "
-      "ab's calls (untracked) stop at the first test")
-print(f"{'program':28s} {'runs/req':>9s} {'ns/run':>8s} {'ns/req':>8s} {'net ns/req':>11s}")
-tot = net = 0
-for (pid, name), (runs, ns) in sorted(rec.items(), key=lambda kv: -kv[1][1]):
-    tot += ns / n
-    net += (ns - runs * floor) / n
-    if ns / n >= 1:
-        print(f"{name:28s} {runs / n:9.2f} {ns / runs:8.0f} {ns / n:8.0f} {(ns - runs * floor) / n:11.0f}")
-print(f"all: {tot:.0f} ns per request, {net:.0f} net of the floor")
-with open(os.environ["GOALS"], "a") as g:
-    g.write(f"  BPF per request, net of an empty program's cost (ns)|printed, no target|{net:.0f}|-\n")
-PY
+  prog_table $T/ngst $T/ngfl request "where nginx's BPF time goes" \
+    "  BPF per request, net of an empty program's cost (ns)" \
+    "Runs count both ends of each connection: ab's calls (untracked) stop at the first test"
   kill $NGPID 2>/dev/null; wait $NGPID 2>/dev/null
 else
   echo "skipped: nginx or ab missing (tools/install-test-deps.sh installs nginx-light and apache2-utils)"
 fi
 
+
+echo
+echo "== one tracked process: a response-shaped writev (2 iovecs, 271 B, as nginx writes a small file) and"
+echo "   the recv that reads it, on loopback (tests/bench/io_loop.c: hot caches, no server's noise),"
+echo "   untraced vs record --port, 3 alternated rounds of 2 s; then each program's ns per round trip"
+IOP=18561
+ioplain() { rm -f $T/io.go; touch $T/io.go; $B/io-loop $IOP 2 $T/io.go | cut -d' ' -f1; }
+iorec() { # [PREFIX]: ns per round trip under record --port; with PREFIX, the
+  # run counters around the loop in PREFIX.{0,1}.json, round trips in PREFIX.n
+  rm -f $T/io.go
+  $B/io-loop $IOP 2 $T/io.go > $T/io.out & local lp=$!
+  for i in $(seq 50); do ss -Hltn "sport = :$IOP" | grep -q . && break; sleep 0.02; done
+  $B/latsplit record -o $T/io.data --port $IOP 2>$T/io.log & local rp=$!
+  for i in $(seq 100); do grep -q recording $T/io.log && break; sleep 0.05; done
+  [[ -n ${1:-} ]] && bpftool prog show -j > $1.0.json
+  touch $T/io.go; wait $lp
+  [[ -n ${1:-} ]] && { bpftool prog show -j > $1.1.json; cut -d' ' -f2 $T/io.out > $1.n; }
+  kill -INT $rp; wait $rp
+  cut -d' ' -f1 $T/io.out
+}
+iofloor() { # PREFIX: the same counters around an untraced loop (under floored)
+  rm -f $T/io.go
+  $B/io-loop $IOP 2 $T/io.go > $T/io.out & local lp=$!
+  bpftool prog show -j > $1.0.json
+  touch $T/io.go; wait $lp
+  bpftool prog show -j > $1.1.json; cut -d' ' -f2 $T/io.out > $1.n
+}
+declare -a iob ior
+for round in 1 2 3; do
+  iob+=("$(ioplain)")
+  ior+=("$(iorec)")
+  printf "round %d: untraced %8.1f ns | recorded %8.1f ns per round trip\n" $round "${iob[-1]:-0}" "${ior[-1]:-0}"
+done
+python3 - "${iob[@]}" "${ior[@]}" <<'PY'
+import os, sys, statistics as s
+v = [float(x or 0) for x in sys.argv[1:]]; b, r = s.median(v[:3]), s.median(v[3:])
+print(f"median ns per round trip: untraced {b:.1f}, recorded {r:.1f} ({r - b:+.1f})")
+with open(os.environ["GOALS"], "a") as g:
+    g.write(f"one tracked writev+recv round trip, recorded - untraced (ns, median)|printed, no target|{r - b:+.1f}|-\n")
+PY
+sysctl -qw kernel.bpf_stats_enabled=1
+iorec $T/iost >/dev/null
+floored iofloor $T/iofl >/dev/null
+sysctl -qw kernel.bpf_stats_enabled=$old_stats
+prog_table $T/iost $T/iofl "round trip" "where one round trip's BPF time goes" \
+  "  BPF per tracked writev+recv round trip, net of an empty program's cost (ns)"
 echo
 echo "== TLS uprobes: one process's SSL_write_ex/SSL_read_ex round trips over memory BIOs (2 of each,"
 echo "   100 B; tests/bench/tls_calls.py), untraced vs recorded vs recorded --no-tls, 3 alternated rounds"
