@@ -34,9 +34,9 @@ int main(int argc, char **argv)
 	struct iovec iov[2] = {{head, sizeof(head)}, {body, sizeof(body)}};
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	struct timespec t0;
-	double secs;
+	double secs = 0;
 	long n = 0;
-	int l, c, s, one = 1;
+	int l, c, s = -1, one = 1;
 
 	if (argc != 4 || atoi(argv[1]) <= 0 || (secs = atof(argv[2])) <= 0) {
 		fprintf(stderr, "usage: io-loop PORT SECONDS GO (starts when file GO exists; prints ns per writev+recv and their count)\n");
