@@ -44,8 +44,8 @@ int main(int argc, char **argv)
 	}
 	a.sin_port = htons(atoi(argv[1]));
 	l = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1)) {
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1)) {
 		perror("io-loop: listen");
 		return 1;
 	}

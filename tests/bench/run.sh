@@ -113,6 +113,9 @@ if [[ $(id -u) -ne 0 ]]; then echo "skipped: needs root"; print_goals; exit 0; f
 T=$(mktemp -d); PORT=18555
 $B/mock-engine --port $PORT --bind 127.0.0.1 --tokens 4 --ready-file $T/ready & EPID=$!
 old_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+# The names record's programs begin with (and floor-probe's "floor"): the
+# per-program tables count only these, not whatever else the host runs.
+export LS_PROGS="sched_ inet_ tcp_ net_ sys_ sock_ do_sample request_ first_token gpu_ ssl_ floor"
 trap 'kill $EPID 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled=$old_stats 2>/dev/null; rm -rf $T "$GOALS"' EXIT
 for i in $(seq 50); do [[ -e $T/ready ]] && break; sleep 0.1; done
 run_load() { $B/loadgen --port $PORT -c 8 -d 3 --stream --max-tokens 4 2>&1 | sed -n 's/.*(\([0-9.]*\) req\/s).*/\1/p'; }
@@ -249,8 +252,7 @@ sysctl -qw kernel.bpf_stats_enabled=$old_stats
 python3 - $T/progs.json "$(events_written)" "$(getconf CLK_TCK)" ${agent[@]} <<'PY'
 import json, os, sys, statistics as s
 progs = [p for p in json.load(open(sys.argv[1])) if p.get("run_cnt")]
-ours = [p for p in progs if p.get("name", "").startswith(("sched_", "inet_", "tcp_", "net_", "sys_", "sock_",
-                                                          "do_sample", "request_", "first_token", "gpu_", "ssl_"))]
+ours = [p for p in progs if p.get("name", "").startswith(tuple(os.environ["LS_PROGS"].split()))]
 total = sum(p["run_time_ns"] for p in ours)
 print(f"{'program':28s} {'runs':>10s} {'ns/run':>8s} {'total ms':>9s} {'share':>6s}")
 for p in sorted(ours, key=lambda p: -p["run_time_ns"])[:12]:
@@ -278,9 +280,11 @@ echo
 # UNITs in REC.n; FLOOR.*: the same for empty programs under the same
 # counters, whose ns per run the net column takes off; GOAL: the printed
 # goal line for the net total.
+counters() { bpftool prog show -j > $1.$2.json; } # PREFIX 0|1: the run counters now
 prog_table() {
   python3 - "$@" <<'PY'
 import json, os, sys
+ours = tuple(os.environ["LS_PROGS"].split())
 def per_prog(prefix):
     try:
         a = {p["id"]: p for p in json.load(open(prefix + ".0.json"))}
@@ -291,7 +295,7 @@ def per_prog(prefix):
     out = {}
     for p in b:
         q = a.get(p["id"])
-        if q is None or "run_cnt" not in p:
+        if q is None or "run_cnt" not in p or not p.get("name", "").startswith(ours):
             continue
         runs, ns = p["run_cnt"] - q.get("run_cnt", 0), p["run_time_ns"] - q.get("run_time_ns", 0)
         if runs > 0:
@@ -398,9 +402,9 @@ PY
   # reads to every run: the same load under empty programs says how much,
   # and the net column takes that off.
   statload() { # PREFIX: counters before and after one load; requests in PREFIX.n
-    bpftool prog show -j > $1.0.json
+    counters $1 0
     abload >/dev/null
-    bpftool prog show -j > $1.1.json
+    counters $1 1
     sed -n 's/^Complete requests: *\([0-9]*\).*/\1/p' $T/ab.out > $1.n
   }
   sysctl -qw kernel.bpf_stats_enabled=1
@@ -418,32 +422,31 @@ else
   echo "skipped: nginx or ab missing (tools/install-test-deps.sh installs nginx-light and apache2-utils)"
 fi
 
-
 echo
 echo "== one tracked process: a response-shaped writev (2 iovecs, 271 B, as nginx writes a small file) and"
 echo "   the recv that reads it, on loopback (tests/bench/io_loop.c: hot caches, no server's noise),"
 echo "   untraced vs record --port, 3 alternated rounds of 2 s; then each program's ns per round trip"
 IOP=18561
-ioplain() { rm -f $T/io.go; touch $T/io.go; $B/io-loop $IOP 2 $T/io.go | cut -d' ' -f1; }
-iorec() { # [PREFIX]: ns per round trip under record --port; with PREFIX, the
-  # run counters around the loop in PREFIX.{0,1}.json, round trips in PREFIX.n
+iostart() { # io-loop, listening, waiting for its go
   rm -f $T/io.go
-  $B/io-loop $IOP 2 $T/io.go > $T/io.out & local lp=$!
+  $B/io-loop $IOP 2 $T/io.go > $T/io.out & iolp=$!
   for i in $(seq 50); do ss -Hltn "sport = :$IOP" | grep -q . && break; sleep 0.02; done
+}
+iogo() { # [PREFIX]: the loop, the run counters around it in PREFIX.{0,1}.json and
+  # its round trips in PREFIX.n; leaves its ns per round trip in $T/io.ns
+  [[ -n ${1:-} ]] && counters $1 0
+  touch $T/io.go; wait $iolp
+  [[ -n ${1:-} ]] && { counters $1 1; cut -d' ' -f2 $T/io.out > $1.n; }
+  cut -d' ' -f1 $T/io.out > $T/io.ns
+}
+ioplain() { iostart; iogo "$@"; cat $T/io.ns; } # [PREFIX]: untraced (under floored: the floor)
+iorec() { # [PREFIX]: the same under record --port
+  iostart
   $B/latsplit record -o $T/io.data --port $IOP 2>$T/io.log & local rp=$!
   for i in $(seq 100); do grep -q recording $T/io.log && break; sleep 0.05; done
-  [[ -n ${1:-} ]] && bpftool prog show -j > $1.0.json
-  touch $T/io.go; wait $lp
-  [[ -n ${1:-} ]] && { bpftool prog show -j > $1.1.json; cut -d' ' -f2 $T/io.out > $1.n; }
+  iogo "$@"
   kill -INT $rp; wait $rp
-  cut -d' ' -f1 $T/io.out
-}
-iofloor() { # PREFIX: the same counters around an untraced loop (under floored)
-  rm -f $T/io.go
-  $B/io-loop $IOP 2 $T/io.go > $T/io.out & local lp=$!
-  bpftool prog show -j > $1.0.json
-  touch $T/io.go; wait $lp
-  bpftool prog show -j > $1.1.json; cut -d' ' -f2 $T/io.out > $1.n
+  cat $T/io.ns
 }
 declare -a iob ior
 for round in 1 2 3; do
@@ -460,7 +463,7 @@ with open(os.environ["GOALS"], "a") as g:
 PY
 sysctl -qw kernel.bpf_stats_enabled=1
 iorec $T/iost >/dev/null
-floored iofloor $T/iofl >/dev/null
+floored ioplain $T/iofl >/dev/null
 sysctl -qw kernel.bpf_stats_enabled=$old_stats
 prog_table $T/iost $T/iofl "round trip" "where one round trip's BPF time goes" \
   "  BPF per tracked writev+recv round trip, net of an empty program's cost (ns)"
