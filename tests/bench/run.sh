@@ -14,7 +14,8 @@
 #     run time from kernel.bpf_stats_enabled);
 #  5. the same on a real server and load generator: nginx + ApacheBench,
 #     with each program's runs and ns per request served (net of what an
-#     empty program costs under the same run counters);
+#     empty program costs under the same run counters), the host's and
+#     latsplit's own CPU per request, and how busy nginx's one worker was;
 #  6. one tracked process's response-shaped writev and recv in a loop
 #     (tests/bench/io_loop.c): the same figures with hot caches and no
 #     server's noise, the steady yardstick for the socket path's cost.
@@ -335,28 +336,36 @@ if command -v nginx >/dev/null && command -v ab >/dev/null; then
   printf 'hello from nginx, a small file\n' >$T/ng/index.html
   nginx -c $T/ng/nginx.conf -e $T/ng/error.log & NGPID=$!
   for i in $(seq 50); do ss -Hltn "sport = :$NGP" | grep -q . && break; sleep 0.1; done
+  NGW=$(pgrep -P $NGPID | head -1) # its one worker
   # the host's busy CPU time (every process, the kernel's and BPF's work
-  # included) per request served, in us: $T/ngcpu ("" for the last load)
+  # included) per request served, in us: $T/ngcpu ("" for the last load);
+  # the share of a core nginx's worker was busy: $T/ngwork
   busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
-  abload() { local c0 c1 n rps
-    c0=$(busy)
+  per_req() { # TICKS: in us per request of the last load
+    awk -v c="$1" -v n="$(sed -n 's/^Complete requests: *\([0-9]*\).*/\1/p' $T/ab.out)" \
+      -v hz="$(getconf CLK_TCK)" 'BEGIN { if (n > 0) printf "%.3f", c * 1e6 / hz / n }'; }
+  abload() { local c0 c1 w0 t0
+    c0=$(busy); w0=$(ticks $NGW); t0=$(date +%s.%N)
     ab -k -c 8 -t 3 -n 100000000 http://127.0.0.1:$NGP/index.html > $T/ab.out 2>/dev/null
     c1=$(busy)
-    n=$(sed -n 's/^Complete requests: *\([0-9]*\).*/\1/p' $T/ab.out)
-    rps=$(sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' $T/ab.out)
-    awk -v c=$((c1 - c0)) -v n="${n:-0}" -v hz="$(getconf CLK_TCK)" \
-      'BEGIN { if (n > 0) printf "%.3f", c * 1e6 / hz / n }' > $T/ngcpu
-    echo "$rps"; }
-  ngrec() { # ARGS...: req/s under record --port ARGS; the summary in $T/ng.log
-    $B/latsplit record -o $T/ng.data --port $NGP "$@" 2>$T/ng.log & local rp=$!
+    awk -v w=$(( $(ticks $NGW) - w0 )) -v t0=$t0 -v t1="$(date +%s.%N)" -v hz="$(getconf CLK_TCK)" \
+      'BEGIN { printf "%.2f", w / hz / (t1 - t0) }' > $T/ngwork
+    per_req $((c1 - c0)) > $T/ngcpu
+    sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' $T/ab.out; }
+  ngrec() { # ARGS...: req/s under record --port ARGS; the summary in $T/ng.log,
+    # latsplit's own CPU per request (us) in $T/ngrec
+    $B/latsplit record -o $T/ng.data --port $NGP "$@" 2>$T/ng.log & local rp=$! r0
     for i in $(seq 100); do grep -q recording $T/ng.log && break; sleep 0.05; done
+    r0=$(ticks $rp)
     abload
+    per_req $(( $(ticks $rp) - r0 )) > $T/ngrec
     kill -INT $rp; wait $rp
   }
-  declare -a nb nfl nfs nl ns nss nf nbc nfc
+  declare -a nb nfl nfs nl ns nss nf nbc nfc nrc nbw nfw
   for round in 1 2 3; do
     nb+=("$(abload)")
     nbc+=("$(cat $T/ngcpu)")
+    nbw+=("$(cat $T/ngwork)")
     nfl+=("$(floored abload)")
     nfs+=("$(floored_sys abload)")
     nl+=("$(ngrec --no-sock -F 0 --no-offcpu)")
@@ -364,16 +373,19 @@ if command -v nginx >/dev/null && command -v ab >/dev/null; then
     ns+=("$(ngrec -F 0 --no-offcpu)")
     nf+=("$(ngrec)")
     nfc+=("$(cat $T/ngcpu)")
+    nrc+=("$(cat $T/ngrec)")
+    nfw+=("$(cat $T/ngwork)")
     ev=$(sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/ng.log)
     nreq=$(sed -n 's/.*HTTP requests read by tracked processes: \([0-9]*\).*/\1/p' $T/ng.log)
     bpe=$(sed -n 's/.*, \([0-9.]*\) bytes\/event/\1/p' $T/ng.log)
     epr=$(awk -v e="${ev:-0}" -v r="${nreq:-0}" 'BEGIN { if (r > 0) printf "%.1f", e / r; else print "?" }')
-    printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | floor, raw syscall tracepoints for socket I/O %8.1f | sched+tcp %8.1f | +socket I/O %8.1f | +socket I/O at the syscall tracepoints %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s events per request, %s B/event; host CPU per request: untraced %s us, defaults %s us)\n" \
-      $round "${nb[-1]:-0}" "${nfl[-1]:-0}" "${nfs[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nss[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "$epr" "${bpe:-?}" "${nbc[-1]:-?}" "${nfc[-1]:-?}"
+    printf "round %d: untraced %8.1f req/s | floor (empty programs) %8.1f | floor, raw syscall tracepoints for socket I/O %8.1f | sched+tcp %8.1f | +socket I/O %8.1f | +socket I/O at the syscall tracepoints %8.1f | defaults (full) %8.1f  (full: %s events, %s requests read, %s events per request, %s B/event; host CPU per request: untraced %s us, defaults %s us, of it latsplit's process %s us; nginx's worker busy %s of a core untraced, %s under the defaults)\n" \
+      $round "${nb[-1]:-0}" "${nfl[-1]:-0}" "${nfs[-1]:-0}" "${nl[-1]:-0}" "${ns[-1]:-0}" "${nss[-1]:-0}" "${nf[-1]:-0}" "${ev:-?}" "${nreq:-?}" "$epr" "${bpe:-?}" "${nbc[-1]:-?}" "${nfc[-1]:-?}" "${nrc[-1]:-?}" "${nbw[-1]:-?}" "${nfw[-1]:-?}"
   done
-  python3 - "${nb[@]}" "${nl[@]}" "${ns[@]}" "${nf[@]}" "${nfl[@]}" "${nfs[@]}" "${nss[@]}" "${nbc[@]}" "${nfc[@]}" <<'PY'
+  python3 - "${nb[@]}" "${nl[@]}" "${ns[@]}" "${nf[@]}" "${nfl[@]}" "${nfs[@]}" "${nss[@]}" "${nbc[@]}" "${nfc[@]}" "${nrc[@]}" "${nbw[@]}" "${nfw[@]}" <<'PY'
 import os, sys, statistics as s
-v = [float(x or 0) for x in sys.argv[1:]]; b, l, n, f, fl, fs, nss, bc, fc = (v[i:i + 3] for i in range(0, 27, 3))
+v = [float(x or 0) for x in sys.argv[1:]]
+b, l, n, f, fl, fs, nss, bc, fc, rc, bw, fw = (v[i:i + 3] for i in range(0, 36, 3))
 m = s.median(b) or 1
 print(f"median req/s (ratio to untraced): untraced {s.median(b):.1f}; floor, empty programs on the same "
       f"tracepoints {s.median(fl):.1f} ({s.median(fl)/m:.3f}); the same with the raw syscall tracepoints "
@@ -393,8 +405,11 @@ with open(os.environ["GOALS"], "a") as g:
     # throughput of a one-worker server does not see
     g.write(f"  host CPU per request, defaults - untraced (us; untraced {s.median(bc):.2f})|printed, no target|"
             f"{s.median(fc) - s.median(bc):+.2f}|-\n")
+    g.write(f"  of it, latsplit's own process (us)|printed, no target|{s.median(rc):.2f}|-\n")
 print(f"host CPU per request (every process, kernel and BPF included; median us): untraced {s.median(bc):.2f}, "
-      f"defaults {s.median(fc):.2f} ({s.median(fc) - s.median(bc):+.2f})")
+      f"defaults {s.median(fc):.2f} ({s.median(fc) - s.median(bc):+.2f}), of it latsplit's own process "
+      f"{s.median(rc):.2f}; nginx's one worker busy (median share of a core): untraced {s.median(bw):.2f}, "
+      f"defaults {s.median(fw):.2f}")
 PY
   # Where nginx's BPF time goes: each program's runs and ns per request
   # served, from the kernel's run counters (kernel.bpf_stats_enabled) over
