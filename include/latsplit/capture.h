@@ -22,9 +22,10 @@
 #define LS_FILE_MAGIC "LATSPLT\x01"
 /* 2: frames may be column-transformed (LS_FRAME_F_COLUMNS, user/core/
  * columns.h); 3: and field-predicted (LS_FRAME_F_PREDICT); 4: and have
- * their constant columns elided (LS_FRAME_F_CONST); versions 1 to 3 are
+ * their constant columns elided (LS_FRAME_F_CONST); 5: the prediction
+ * takes a read's folded arrival too (columns.h's v5); versions 1 to 4 are
  * still read */
-#define LS_FILE_VERSION 4
+#define LS_FILE_VERSION 5
 #define LS_FILE_VERSION_MIN 1
 #define LS_FRAME_MAGIC 0x52465346u /* "FSFR" little-endian */
 #define LS_FRAME_F_LAST 1

@@ -182,7 +182,7 @@ static unsigned char *wrap(uint8_t *raw, size_t n, size_t *len, int mode)
 		} else {
 			free(enc);
 			if (predicted)
-				ls_predict_decode(raw, n, nrec);
+				ls_predict_decode(raw, n, nrec, LS_PREDICT_VERSION);
 		}
 	} else if (mode & 4) {
 		nrec = (__u32)(mode >> 3);

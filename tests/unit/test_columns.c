@@ -478,7 +478,7 @@ static void pred_roundtrip(uint32_t n, uint32_t nconn, uint32_t nthr)
 	elen = ls_columns_encode(work, len, n, enc);
 	assert_int_not_equal(elen, 0);
 	assert_int_equal(ls_columns_decode(enc, elen, n, out, len), 0);
-	assert_int_equal(ls_predict_decode(out, len, n), 0);
+	assert_int_equal(ls_predict_decode(out, len, n, LS_PREDICT_VERSION), 0);
 	assert_memory_equal(in, out, len);
 	free(in);
 	free(work);
@@ -547,7 +547,7 @@ static void test_predict_fields(void **state)
 	assert_int_equal(f.sw[1].h.pid | f.sw[1].next_pid | f.sw[1].prev_prio | f.sw[1].next_prio, 0);
 	for (int i = 0; i < LS_COMM_LEN; i++)
 		assert_int_equal(f.sw[1].prev_comm[i] | f.sw[1].next_comm[i], 0);
-	assert_int_equal(ls_predict_decode((unsigned char *)&f, sizeof(f), 6), 0);
+	assert_int_equal(ls_predict_decode((unsigned char *)&f, sizeof(f), 6, LS_PREDICT_VERSION), 0);
 	assert_memory_equal(&f, &orig, sizeof(f));
 }
 
@@ -575,7 +575,7 @@ static void test_predict_waker(void **state)
 	assert_int_equal(f[1].waker_pid | f[1].waker_tid, 0);
 	assert_int_equal(f[2].waker_tid, 61 ^ 62);
 	assert_int_equal(f[1].next_woken_dt, 1001); /* the key: never changed */
-	assert_int_equal(ls_predict_decode((unsigned char *)f, sizeof(f), 3), 0);
+	assert_int_equal(ls_predict_decode((unsigned char *)f, sizeof(f), 3, LS_PREDICT_VERSION), 0);
 	assert_memory_equal(f, orig, sizeof(f));
 
 	/* ABI 6's size: the 16 bytes after it are another record's, untouched */
@@ -588,8 +588,48 @@ static void test_predict_waker(void **state)
 	}
 	memcpy(was, buf, sizeof(buf));
 	assert_int_equal(ls_predict_encode(buf, sizeof(buf), 2), 0);
-	assert_int_equal(ls_predict_decode(buf, sizeof(buf), 2), 0);
+	assert_int_equal(ls_predict_decode(buf, sizeof(buf), 2, LS_PREDICT_VERSION), 0);
 	assert_memory_equal(buf, was, sizeof(buf));
+}
+
+/* v5: a folded arrival's ack by where its connection's writes left the
+ * stream, its RTT by the connection's last; a file of version 4 decodes
+ * without them. */
+static void test_predict_v5(void **state)
+{
+	struct ls_ev_sock_io f[3] = {0}, orig[3], v4[3];
+	(void)state;
+
+	for (int i = 0; i < 3; i++) {
+		f[i].h = (struct ls_hdr){.type = LS_EV_SOCK_IO, .size = sizeof(f[i]), .ts = 100 * i};
+		f[i].conn_id = 9;
+	}
+	/* a write of 300 bytes from 1000, then two reads with their arrivals */
+	f[0].dir = LS_IO_OUT;
+	f[0].seq = 1000;
+	f[0].bytes = 300;
+	f[1].arrive_dt = 5;
+	f[1].arrive_ack = 1300;
+	f[1].arrive_srtt_us = 40;
+	f[2].arrive_dt = 6;
+	f[2].arrive_ack = 1290;
+	f[2].arrive_srtt_us = 42;
+	memcpy(orig, f, sizeof(f));
+	assert_int_equal(ls_predict_encode((unsigned char *)f, sizeof(f), 3), 0);
+	assert_int_equal(f[1].arrive_ack, 0);
+	assert_int_equal(f[1].arrive_srtt_us, 40); /* nothing before it */
+	assert_int_equal(f[2].arrive_ack, (uint32_t)-10);
+	assert_int_equal(f[2].arrive_srtt_us, 2);
+	assert_int_equal(f[2].arrive_dt, 6); /* the key: never changed */
+	memcpy(v4, f, sizeof(f));
+	assert_int_equal(ls_predict_decode((unsigned char *)f, sizeof(f), 3, LS_PREDICT_VERSION), 0);
+	assert_memory_equal(f, orig, sizeof(f));
+	/* read as version 4, they stay as stored; the rest decodes as before */
+	assert_int_equal(ls_predict_decode((unsigned char *)v4, sizeof(v4), 3, 4), 0);
+	assert_int_equal(v4[2].arrive_ack, (uint32_t)-10);
+	assert_int_equal(v4[2].arrive_srtt_us, 2);
+	assert_int_equal(v4[2].ts_enter, orig[2].ts_enter);
+	assert_int_equal(v4[2].seq, orig[2].seq);
 }
 
 /* Records that do not add up are refused and left as they were; decoding
@@ -608,12 +648,12 @@ static void test_predict_malformed(void **state)
 	assert_int_equal(ls_predict_encode(t, len, n + 1), -EINVAL);
 	assert_int_equal(ls_predict_encode(t, len, n - 1), -EINVAL); /* bytes left over */
 	assert_memory_equal(t, in, len);
-	assert_int_equal(ls_predict_decode(t, len, n - 1), -EBADMSG);
+	assert_int_equal(ls_predict_decode(t, len, n - 1, LS_PREDICT_VERSION), -EBADMSG);
 	for (int round = 0; round < 200; round++) {
 		memcpy(t, in, len);
 		for (int k = 0; k < 8; k++)
 			t[next(&seed) % len] ^= (unsigned char)(1 + next(&seed) % 255);
-		int e = ls_predict_decode(t, len, n);
+		int e = ls_predict_decode(t, len, n, LS_PREDICT_VERSION);
 		assert_true(e == 0 || e == -EBADMSG);
 	}
 	free(in);
@@ -632,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_elide_damage),
 		cmocka_unit_test(test_predict_roundtrip),
 		cmocka_unit_test(test_predict_waker),
+		cmocka_unit_test(test_predict_v5),
 		cmocka_unit_test(test_predict_fields),
 		cmocka_unit_test(test_predict_malformed),
 	};

@@ -23,6 +23,8 @@
 #include "latsplit/engine.h"
 #include "redact.h"
 
+_Static_assert(LS_PREDICT_VERSION <= LS_FILE_VERSION, "files say which prediction their frames hold");
+
 #define ALIGN8(x) (((x) + 7u) & ~(size_t)7u)
 
 static const struct {
@@ -243,7 +245,7 @@ static int write_frame(struct ls_writer *w, struct block *b)
 	 * memory, the flag stays: the reader then counts the frame as damaged
 	 * rather than read it wrong) */
 	if (predicted && raw != w->cbuf)
-		predicted = ls_predict_decode(b->buf, b->len, b->nrec) != 0;
+		predicted = ls_predict_decode(b->buf, b->len, b->nrec, LS_PREDICT_VERSION) != 0;
 	if (compress2(w->zbuf, &zlen, raw, rawlen, w->level) != Z_OK)
 		return -ENOMEM;
 	memset(&fh, 0, sizeof(fh));
@@ -728,7 +730,7 @@ static bool inflate_frame(struct ls_reader *r, const struct ls_frame_hdr *fh,
 	    ls_columns_decode(cols, clen, fh->nrec, r->raw, n))
 		return false;
 	if ((fh->flags & LS_FRAME_F_PREDICT) &&
-	    (r->hdr.version < 3 || ls_predict_decode(r->raw, n, fh->nrec)))
+	    (r->hdr.version < 3 || ls_predict_decode(r->raw, n, fh->nrec, r->hdr.version)))
 		return false;
 	*rawlen = n;
 	return true;

@@ -614,7 +614,8 @@ static void socket_xor(struct ls_ev_sock_io *e, const struct thread_pred *t)
 	e->fd ^= t->fd;
 }
 
-static void predict_sock_io(struct ls_ev_sock_io *e, struct pred_state *s, bool decode)
+static void predict_sock_io(struct ls_ev_sock_io *e, uint16_t size, struct pred_state *s,
+			    bool decode, int version)
 {
 	struct thread_pred *t = thread_of(s, e->h.tid), was = *t;
 	struct conn_pred *c;
@@ -627,6 +628,12 @@ static void predict_sock_io(struct ls_ev_sock_io *e, struct pred_state *s, bool 
 	c = conn_of(s, e->conn_id);
 	e->ts_enter = e->h.ts - e->ts_enter; /* its own inverse */
 	c->stream_at[e->dir & 1] = diff32(&e->seq, c->stream_at[e->dir & 1], decode) + e->bytes;
+	/* v5: a folded arrival (arrive_dt is the key) acknowledges what the
+	 * connection wrote so far, and its RTT is the connection's last */
+	if (version >= 5 && size >= sizeof(*e) && e->arrive_dt) {
+		diff32(&e->arrive_ack, c->stream_at[1], decode);
+		c->srtt_us = diff32(&e->arrive_srtt_us, c->srtt_us, decode);
+	}
 	if (!decode)
 		socket_xor(e, &was);
 }
@@ -698,7 +705,7 @@ static void predict_sched_switch(struct ls_ev_sched_switch *e, uint16_t size, st
 	}
 }
 
-static int predict(unsigned char *recs, size_t len, uint32_t nrec, bool decode)
+static int predict(unsigned char *recs, size_t len, uint32_t nrec, bool decode, int version)
 {
 	struct pred_state *s;
 	size_t p = 0;
@@ -728,7 +735,7 @@ static int predict(unsigned char *recs, size_t len, uint32_t nrec, bool decode)
 		/* (only the fields ABI 4 and 5 have too: a frame is decoded
 		 * before its records are widened) */
 		if (type == LS_EV_SOCK_IO && size >= LS_SOCK_IO_SIZE_V5)
-			predict_sock_io(rec, s, decode);
+			predict_sock_io(rec, size, s, decode, version);
 		else if (type == LS_EV_TCP_PROBE && size >= sizeof(struct ls_ev_tcp_probe))
 			predict_tcp_probe(rec, s, decode);
 		else if (type == LS_EV_SCHED_SWITCH && size >= LS_SCHED_SWITCH_SIZE_V6)
@@ -740,10 +747,10 @@ static int predict(unsigned char *recs, size_t len, uint32_t nrec, bool decode)
 
 int ls_predict_encode(unsigned char *recs, size_t len, uint32_t nrec)
 {
-	return predict(recs, len, nrec, false);
+	return predict(recs, len, nrec, false, LS_PREDICT_VERSION);
 }
 
-int ls_predict_decode(unsigned char *recs, size_t len, uint32_t nrec)
+int ls_predict_decode(unsigned char *recs, size_t len, uint32_t nrec, int version)
 {
-	return predict(recs, len, nrec, true);
+	return predict(recs, len, nrec, true, version);
 }

@@ -72,7 +72,8 @@ int ls_columns_expand(const unsigned char *in, size_t len, uint32_t nrec, unsign
 		      size_t outlen);
 
 /*
- * Field prediction (LS_FRAME_F_PREDICT, file version 3), done in place on a
+ * Field prediction (LS_FRAME_F_PREDICT, file version 3; a folded arrival's
+ * fields too from version 5, marked v5 below), done in place on a
  * frame's records before the column transform and undone after it. A field
  * that follows from another field of its record, or from the frame's last
  * record of the same connection or thread, is replaced by its difference to
@@ -83,6 +84,10 @@ int ls_columns_expand(const unsigned char *in, size_t len, uint32_t nrec, unsign
  *                 connection's (conn_id) last sock_io in the same direction
  *                 left the stream (its seq + bytes); then conn_id, skaddr
  *                 and fd XORed with the thread's (h.tid) last sock_io's.
+ *                 v5: a folded arrival's (arrive_dt not 0) arrive_ack by
+ *                 its difference to where the connection's last write
+ *                 left its stream, arrive_srtt_us to the connection's last
+ *                 srtt (a tcp_probe's or a folded arrival's).
  *   tcp_probe:    seq by seq - rcv_nxt, ack_seq by ack_seq - snd_una,
  *                 snd_nxt by snd_nxt - snd_una; then rcv_nxt, snd_una,
  *                 srtt_us, snd_wnd and snd_cwnd by their difference to the
@@ -100,11 +105,15 @@ int ls_columns_expand(const unsigned char *in, size_t len, uint32_t nrec, unsign
  */
 #define LS_PREDICT_KEYS 3072
 
+/* The file version whose prediction ls_predict_encode makes. */
+#define LS_PREDICT_VERSION 5
+
 /* Predicts nrec records in recs[0..len) in place. 0, or -EINVAL (nothing
  * changed) when they are not nrec whole records; -ENOMEM (nothing changed). */
 int ls_predict_encode(unsigned char *recs, size_t len, uint32_t nrec);
 
-/* Undoes ls_predict_encode in place. 0, or -EBADMSG / -ENOMEM. */
-int ls_predict_decode(unsigned char *recs, size_t len, uint32_t nrec);
+/* Undoes the prediction of a file of `version` (3 and 4: without the v5
+ * fields; 5: ls_predict_encode's) in place. 0, or -EBADMSG / -ENOMEM. */
+int ls_predict_decode(unsigned char *recs, size_t len, uint32_t nrec, int version);
 
 #endif
