@@ -186,7 +186,14 @@ m = s.median(b)
 print("goal (issue 15): the full default recording >= 0.90 of untraced")
 with open(os.environ["GOALS"], "a") as g:
     r = s.median(f) / m
-    g.write(f"overhead: full recording / untraced (req/s)|>= 0.90|{r:.3f}|{'yes' if r >= 0.9 else 'no'}\n")
+    # no recording makes the workload faster: lighter ones 5% past
+    # untraced say the host's own speed moved during the run (seen on the
+    # 2-CPU VM: nginx's untraced rounds 34-36 k req/s, its sched+tcp ones
+    # 46-51 k), and the ratio then proves nothing either way
+    fast = [f"{k} {s.median(x)/m:.3f}" for k, x in (("floor", fl), ("sched+tcp", ne), ("+socket I/O", ns))
+            if s.median(x) > 1.05 * m]
+    met = ("unresolved: " + ", ".join(fast) + " of untraced") if fast else "yes" if r >= 0.9 else "no"
+    g.write(f"overhead: full recording / untraced (req/s)|>= 0.90|{r:.3f}|{met}\n")
     g.write(f"  its floor: empty programs on record's tracepoints / untraced|printed, no target|{s.median(fl)/m:.3f}|-\n")
     g.write(f"  that floor with the raw syscall tracepoints for socket I/O|printed, no target|{s.median(fs)/m:.3f}|-\n")
     g.write(f"  up to socket I/O (-F 0 --no-offcpu) / untraced|printed, no target|{s.median(ns)/m:.3f}|-\n")
@@ -395,7 +402,10 @@ print(f"median req/s (ratio to untraced): untraced {s.median(b):.1f}; floor, emp
       f"{s.median(f):.1f} ({s.median(f)/m:.3f})")
 with open(os.environ["GOALS"], "a") as g:
     r = s.median(f) / m
-    g.write(f"overhead: nginx + ab -k, record --port defaults / untraced (req/s)|>= 0.90|{r:.3f}|{'yes' if r >= 0.9 else 'no'}\n")
+    fast = [f"{k} {s.median(x)/m:.3f}" for k, x in (("floor", fl), ("sched+tcp", l), ("+socket I/O", n))
+            if s.median(x) > 1.05 * m]  # as the mock-engine section's
+    met = ("unresolved: " + ", ".join(fast) + " of untraced") if fast else "yes" if r >= 0.9 else "no"
+    g.write(f"overhead: nginx + ab -k, record --port defaults / untraced (req/s)|>= 0.90|{r:.3f}|{met}\n")
     g.write(f"  its floor: empty programs on record's tracepoints / untraced|printed, no target|{s.median(fl)/m:.3f}|-\n")
     g.write(f"  that floor with the raw syscall tracepoints for socket I/O|printed, no target|{s.median(fs)/m:.3f}|-\n")
     g.write(f"  up to socket I/O (-F 0 --no-offcpu) / untraced|printed, no target|{s.median(n)/m:.3f}|-\n")
