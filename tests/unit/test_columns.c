@@ -415,6 +415,14 @@ static size_t make_pred_frame(unsigned char *buf, size_t cap, uint32_t n, uint32
 			e->dir = (uint16_t)(next(seed) % 2);
 			e->bytes = (uint32_t)(next(seed) % 5000);
 			e->seq = (uint32_t)(conn * 0x9e3779b9u + (next(seed) % 4 ? 0 : next(seed)));
+			/* a folded arrival (ABI 6; predicted from v5), from what
+			 * was drawn: the draws stay those of the frames before */
+			if (!e->dir && ts % 2) {
+				e->arrive_dt = 1 + (uint32_t)(ts % 50000);
+				e->arrive_ack = conn * 0x85ebca6bu + e->bytes + (uint32_t)(ts % 7);
+				e->arrive_srtt_us = (uint32_t)(ts % 1000);
+				e->arrive_len_flags = e->bytes << 8 | 0x18;
+			}
 			e->cap_len = cap_len;
 			for (int b = 0; b < cap_len; b++)
 				rec[sizeof(*e) + b] = (unsigned char)next(seed);
