@@ -145,6 +145,10 @@ recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log and
   [[ -n ${PROG_STATS:-} ]] && bpftool prog show -j > $T/progs.json
   kill -INT $rp; wait $rp
 }
+# Waits (up to 10 s) until no latsplit-detach helper is left: where uprobes are
+# perf-event links, record hands them to one at exit, and they stay attached
+# (and run, for any process) until it has released them all, ~2-3 s here.
+released() { for i in $(seq 1000); do pgrep -x latsplit-detach >/dev/null || break; sleep 0.01; done; }
 events_written() { sed -n 's/.* \([0-9]*\) events written.*/\1/p' $T/rec.log; }
 floored_on() { # "OBJECT|tp:NAME ..." CMD...: the command's output under empty
   # programs on those tracepoints; 0 (and why, on stderr) when they could not be attached
@@ -240,8 +244,7 @@ for round in 1 2 3; do
   t1=$(date +%s.%N)
   sleep 0.5
   t2=$(date +%s.%N); kill -INT $sp; wait $sp; t3=$(date +%s.%N)
-  # perf-event uprobes: released by a latsplit-detach helper after exit
-  for i in $(seq 1000); do pgrep -x latsplit-detach >/dev/null || break; sleep 0.01; done
+  released
   t4=$(date +%s.%N)
   python3 -c "import sys; a,b,c,d,e=map(float,sys.argv[1:]); print(f'round $round: start-up {b-a:.2f} s, tear-down {d-c:.2f} s; uprobes released {e-d:.2f} s after exit')" $t0 $t1 $t2 $t3 $t4 | tee -a $T/su.rounds
 done
@@ -548,7 +551,9 @@ echo
 echo "== TLS uprobes: one process's SSL_write_ex/SSL_read_ex round trips over memory BIOs (2 of each,"
 echo "   100 B; tests/bench/tls_calls.py), untraced vs recorded vs recorded --no-tls, 3 alternated rounds"
 openssl req -x509 -newkey rsa:2048 -nodes -keyout $T/tls.key -out $T/tls.crt -days 2 -subj /CN=localhost 2>/dev/null
-tls_rt() { "$@" /usr/bin/python3 tests/bench/tls_calls.py $T/tls.crt $T/tls.key 50000 2>/dev/null; }
+# each run after the last recording's uprobes are gone: those left on libssl
+# would trap this run's calls too
+tls_rt() { released; "$@" /usr/bin/python3 tests/bench/tls_calls.py $T/tls.crt $T/tls.key 50000 2>/dev/null; }
 for round in 1 2 3; do
   a=$(tls_rt); b=$(tls_rt $B/latsplit record -o $T/tls.data --); c=$(tls_rt $B/latsplit record --no-tls -o $T/tls.data --)
   printf "round %d: untraced %8.0f ns | recorded %8.0f ns | recorded --no-tls %8.0f ns per round trip\n" $round $a $b $c |
