@@ -126,13 +126,20 @@ for i in $(seq 50); do [[ -e $T/ready ]] && break; sleep 0.1; done
 ticks() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null || echo 0; } # user + system CPU
 # the host's busy CPU time in ticks (every process, the kernel's and BPF's work included)
 busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
-# prints req/s; leaves the requests served in $T/load.n and the host's busy
-# CPU over the load in $T/load.cpu (ticks)
-run_load() { local c0; c0=$(busy)
+HZ=$(getconf CLK_TCK)
+per_req() { # TICKS N: TICKS of CPU over N requests, in us per request
+  awk -v c="$1" -v n="$2" -v hz=$HZ 'BEGIN { if (n > 0) printf "%.3f", c * 1e6 / hz / n }'; }
+share() { # TICKS SECONDS [NCPU]: the share of NCPU CPUs (1) TICKS kept busy
+  awk -v c="$1" -v t="$2" -v k="${3:-1}" -v hz=$HZ 'BEGIN { if (t > 0) printf "%.3f", c / hz / t / k }'; }
+# prints req/s; leaves the requests served in $T/load.n, the host's busy CPU
+# per request (us) in $T/load.cpu and the share of its CPUs busy in $T/load.busy
+run_load() { local c0 c
+  c0=$(busy)
   $B/loadgen --port $PORT -c 8 -d 3 --stream --max-tokens 4 > $T/load.out 2>&1
-  echo $(( $(busy) - c0 )) > $T/load.cpu
+  c=$(( $(busy) - c0 ))
   sed -n 's/^loadgen: \([0-9]*\) ok.*/\1/p' $T/load.out > $T/load.n
-  sed -n 's/^loadgen: .* in \([0-9.]*\) s.*/\1/p' $T/load.out > $T/load.s
+  per_req $c "$(cat $T/load.n)" > $T/load.cpu
+  share $c "$(sed -n 's/^loadgen: .* in \([0-9.]*\) s.*/\1/p' $T/load.out)" "$(nproc)" > $T/load.busy
   sed -n 's/.*(\([0-9.]*\) req\/s).*/\1/p' $T/load.out; }
 recorded() { # MODE ARGS...: prints req/s; leaves the summary in $T/rec.log and
   # latsplit's own CPU (ticks) over the load in $T/rec.cpu
@@ -173,13 +180,11 @@ floored() { floored_on "$B/sched.bpf.o $B/net.bpf.o $SOCK_TPS" "$@"; }
 # the same with the raw syscall tracepoints for socket I/O (--sock-hooks syscalls)
 floored_sys() { floored_on "$B/sched.bpf.o $B/net.bpf.o $SYS_TPS" "$@"; }
 declare -a base floor floorsys noeng nosock nostacks nostackssys offcpu full fullfp agent bpes eprs
-declare -a basecpu fullcpu
-# [TICKS]: the last load's host CPU and latsplit's own (TICKS; 0 untraced)
-# in ticks, its requests and seconds
-load_cpu() { echo "$(cat $T/load.cpu) ${1:-0} $(cat $T/load.n) $(cat $T/load.s)"; }
+declare -a basecpu basebusy fullcpu fullown # per request (us), and the share of the CPUs busy
 for round in 1 2 3; do
   base+=("$(run_load)")
-  basecpu+=("$(load_cpu)")
+  basecpu+=("$(cat $T/load.cpu)")
+  basebusy+=("$(cat $T/load.busy)")
   floor+=("$(floored run_load)")
   floorsys+=("$(floored_sys run_load)")
   noeng+=("$(recorded --no-sock -F 0 --no-offcpu --no-engine)")
@@ -189,7 +194,8 @@ for round in 1 2 3; do
   offcpu+=("$(recorded -F 0)")
   fullfp+=("$(recorded --call-graph fp)")
   full+=("$(recorded)")
-  fullcpu+=("$(load_cpu "$(cat $T/rec.cpu)")")
+  fullcpu+=("$(cat $T/load.cpu)")
+  fullown+=("$(per_req "$(cat $T/rec.cpu)" "$(cat $T/load.n)")")
   ev=$(events_written)
   agent+=("$(cat $T/rec.cpu) $ev")
   dur=$(sed -n 's/^latsplit record: \([0-9.]*\) s,.*/\1/p' $T/rec.log)
@@ -275,8 +281,8 @@ sysctl -qw kernel.bpf_stats_enabled=$old_stats
 # own (user + system, /proc/PID/stat) over each full recording's 3 s of load,
 # per 10 k events/s as a share of one core
 # and what the recording costs per request against what the goal allows
-python3 - $T/progs.json "$(events_written)" "$(getconf CLK_TCK)" "$(cat $T/load.n)" "$(nproc)" \
-  "${basecpu[*]}" "${fullcpu[*]}" ${agent[@]} <<'PY'
+python3 - $T/progs.json "$(events_written)" $HZ "$(cat $T/load.n)" \
+  "${basecpu[*]}" "${basebusy[*]}" "${fullcpu[*]}" "${fullown[*]}" ${agent[@]} <<'PY'
 import json, os, sys, statistics as s
 progs = [p for p in json.load(open(sys.argv[1])) if p.get("run_cnt")]
 ours = [p for p in progs if p.get("name", "").startswith(tuple(os.environ["LS_PROGS"].split()))]
@@ -286,8 +292,8 @@ for p in sorted(ours, key=lambda p: -p["run_time_ns"])[:12]:
     print(f"{p['name']:28s} {p['run_cnt']:10d} {p['run_time_ns']/p['run_cnt']:8.0f} "
           f"{p['run_time_ns']/1e6:9.1f} {100*p['run_time_ns']/max(total,1):5.1f}%")
 print(f"all latsplit programs: {total/1e6:.1f} ms of CPU in ~3 s of load")
-ev, hz, nreq, ncpu = int(sys.argv[2] or 0), int(sys.argv[3]), int(sys.argv[4] or 0), int(sys.argv[5])
-rest = sys.argv[8:]
+ev, hz, nreq = int(sys.argv[2] or 0), int(sys.argv[3]), int(sys.argv[4] or 0)
+rest = sys.argv[9:]
 if ev:
     print(f"BPF: {total / ev:.0f} ns per event written ({ev} events)")
 runs = [(int(rest[i]) / hz, int(rest[i + 1])) for i in range(0, len(rest), 2) if int(rest[i + 1])]
@@ -305,16 +311,9 @@ with open(os.environ["GOALS"], "a") as g:
 # latsplit's own process's. While the workload keeps the host's CPUs busy,
 # throughput goes as 1 / host CPU per request, so ">= 0.90 of untraced"
 # allows the recording 1/9 of the untraced figure.
-def rounds(arg):
-    w = [float(x) for x in arg.split()]
-    return [w[i:i + 4] for i in range(0, len(w) - 3, 4) if w[i + 2] > 0]
-base, full = rounds(sys.argv[6]), rounds(sys.argv[7])
-if base and full and nreq:
-    us = lambda ticks, n: ticks * 1e6 / hz / n
-    u = s.median(us(c, n) for c, _, n, _ in base)
-    f = s.median(us(c, n) for c, _, n, _ in full)
-    own = s.median(us(r, n) for _, r, n, _ in full)
-    busy = s.median(c / hz / (d * ncpu) for c, _, _, d in base if d > 0)
+base, busy, full, own = ([float(x) for x in a.split()] for a in sys.argv[5:9])
+if base and busy and full and own and nreq:
+    u, busy, f, own = s.median(base), s.median(busy), s.median(full), s.median(own)
     bpf = total / nreq / 1e3
     print(f"CPU per request (us; median of the rounds): host, every process, untraced {u:.1f} (its CPUs "
           f"{busy:.0%} busy), under the full recording {f:.1f}: {f - u:+.1f}. Of the recording's: BPF programs "
@@ -393,16 +392,13 @@ if command -v nginx >/dev/null && command -v ab >/dev/null; then
   # the host's busy CPU time (every process, the kernel's and BPF's work
   # included) per request served, in us: $T/ngcpu ("" for the last load);
   # the share of a core nginx's worker was busy: $T/ngwork
-  per_req() { # TICKS: in us per request of the last load
-    awk -v c="$1" -v n="$(sed -n 's/^Complete requests: *\([0-9]*\).*/\1/p' $T/ab.out)" \
-      -v hz="$(getconf CLK_TCK)" 'BEGIN { if (n > 0) printf "%.3f", c * 1e6 / hz / n }'; }
+  ab_n() { sed -n 's/^Complete requests: *\([0-9]*\).*/\1/p' $T/ab.out; } # the last load's requests
   abload() { local c0 c1 w0 t0
     c0=$(busy); w0=$(ticks $NGW); t0=$(date +%s.%N)
     ab -k -c 8 -t 3 -n 100000000 http://127.0.0.1:$NGP/index.html > $T/ab.out 2>/dev/null
     c1=$(busy)
-    awk -v w=$(( $(ticks $NGW) - w0 )) -v t0=$t0 -v t1="$(date +%s.%N)" -v hz="$(getconf CLK_TCK)" \
-      'BEGIN { printf "%.3f", w / hz / (t1 - t0) }' > $T/ngwork
-    per_req $((c1 - c0)) > $T/ngcpu
+    share $(( $(ticks $NGW) - w0 )) "$(awk -v t0=$t0 -v t1="$(date +%s.%N)" 'BEGIN { print t1 - t0 }')" > $T/ngwork
+    per_req $((c1 - c0)) "$(ab_n)" > $T/ngcpu
     sed -n 's/^Requests per second: *\([0-9.]*\).*/\1/p' $T/ab.out; }
   ngrec() { # ARGS...: req/s under record --port ARGS; the summary in $T/ng.log,
     # latsplit's own CPU per request (us) in $T/ngrec
@@ -410,7 +406,7 @@ if command -v nginx >/dev/null && command -v ab >/dev/null; then
     for i in $(seq 100); do grep -q recording $T/ng.log && break; sleep 0.05; done
     r0=$(ticks $rp)
     abload
-    per_req $(( $(ticks $rp) - r0 )) > $T/ngrec
+    per_req $(( $(ticks $rp) - r0 )) "$(ab_n)" > $T/ngrec
     kill -INT $rp; wait $rp
   }
   declare -a nb nfl nfs nl ns nss nf nbc nfc nrc nbw nfw
